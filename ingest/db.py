@@ -1,0 +1,153 @@
+"""Warehouse file location and the raw schema the loaders append to.
+
+DuckDB allows one writing process per file, so every command opens the
+warehouse briefly, does its work in one transaction and closes it again.
+"""
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import duckdb
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+
+RAW_DDL = """
+create schema if not exists raw;
+
+-- one row per file a load command looked at (loaded, rejected whole or skipped)
+create table if not exists raw.loads (
+    load_id           integer not null,
+    kind              varchar not null,   -- narrative | tts | questions | responses
+    cohort            varchar,
+    source            varchar,
+    case_id           varchar,
+    source_file       varchar not null,
+    file_sha256       varchar,
+    status            varchar not null,   -- loaded | rejected | skipped
+    reason            varchar,
+    n_records         integer,
+    loaded_at         timestamp not null
+);
+
+create table if not exists raw.narratives (
+    load_id           integer not null,
+    cohort            varchar not null,
+    case_id           varchar not null,
+    source_file       varchar not null,
+    encoding          varchar not null,
+    narrative_text    varchar not null,
+    loaded_at         timestamp not null
+);
+
+-- every record of every TTS file, verbatim, with the fields the format gives
+create table if not exists raw.tts_records (
+    load_id           integer not null,
+    cohort            varchar not null,
+    case_id           varchar not null,
+    source            varchar not null,
+    source_file       varchar not null,
+    file_format       varchar not null,   -- bsv | csv | json | jsonl
+    file_status       varchar not null,   -- loaded | rejected
+    line_number       integer not null,
+    record_text       varchar not null,
+    n_fields          integer not null,
+    event_text        varchar,
+    time_text         varchar,
+    loaded_at         timestamp not null
+);
+
+create table if not exists raw.questions (
+    load_id           integer not null,
+    source_file       varchar not null,
+    line_number       integer not null,
+    question_id       varchar not null,
+    cohort            varchar not null,
+    case_id           varchar not null,
+    content_sha256    varchar not null,
+    payload           json not null,
+    loaded_at         timestamp not null
+);
+
+create table if not exists raw.responses (
+    load_id           integer not null,
+    source_file       varchar not null,
+    line_number       integer not null,
+    response_id       varchar not null,
+    question_id       varchar not null,
+    model             varchar not null,
+    condition         varchar not null,
+    visibility        varchar not null,
+    prompt_variant    varchar not null,
+    answer            varchar,
+    evidence          varchar,
+    payload           json not null,
+    loaded_at         timestamp not null
+);
+
+-- condition 3.x synthetic narratives, appended by the narrative runner
+create table if not exists raw.synthetic_narratives (
+    narrative_request_id varchar not null,
+    model             varchar not null,
+    narrative_text    varchar not null,
+    generated_at      timestamp not null
+);
+
+-- rows of question/response files that were rejected, with the fix
+create table if not exists raw.rejected_rows (
+    load_id           integer not null,
+    kind              varchar not null,
+    source_file       varchar not null,
+    line_number       integer not null,
+    field             varchar not null,
+    reason            varchar not null,
+    fix               varchar not null,
+    record_text       varchar not null,
+    loaded_at         timestamp not null
+);
+
+-- Great Expectations results, one row per expectation per validation run
+create table if not exists raw.validations (
+    load_id           integer not null,
+    kind              varchar not null,
+    suite             varchar not null,
+    expectation       varchar not null,
+    column_name       varchar,
+    severity          varchar not null,   -- critical | warning
+    success           boolean not null,
+    unexpected_count  integer,
+    element_count     integer,
+    details           json,
+    validated_at      timestamp not null
+);
+"""
+
+
+def warehouse_path() -> Path:
+    """The warehouse named by HINDSIGHT_DB (relative to the working directory),
+    or warehouse.duckdb in the project root."""
+    value = os.environ.get("HINDSIGHT_DB")
+    if value:
+        return Path(value).expanduser().resolve()
+    return PROJECT_DIR / "warehouse.duckdb"
+
+
+@contextmanager
+def connect(path: Path | None = None, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    path = path or warehouse_path()
+    if read_only and not path.exists():
+        raise FileNotFoundError(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(str(path), read_only=read_only)
+    try:
+        if not read_only:
+            con.execute(RAW_DDL)
+        yield con
+    finally:
+        con.close()
+
+
+def next_load_id(con: duckdb.DuckDBPyConnection) -> int:
+    return con.execute("select coalesce(max(load_id), 0) + 1 from raw.loads").fetchone()[0]

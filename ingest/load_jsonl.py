@@ -1,0 +1,138 @@
+"""Shared path of the JSONL loaders (questions, responses).
+
+Each line is validated on its own: a bad line is rejected with the file,
+line, field and fix, and every other line still loads. A file whose
+structure is wrong (a required field missing from every line) is rejected
+whole by the Great Expectations suite. One transaction per file.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from ingest import validation
+from ingest.db import next_load_id
+from ingest.errors import InputError
+from ingest.tts_files import read_text
+
+
+class RowError(Exception):
+    def __init__(self, field: str, reason: str, fix: str):
+        super().__init__(f"{field}: {reason}")
+        self.field, self.reason, self.fix = field, reason, fix
+
+
+@dataclass
+class JsonlLoadResult:
+    load_id: int | None
+    source_file: str
+    inserted: int = 0
+    duplicates: int = 0
+    already_loaded: bool = False
+    errors: list[InputError] = field(default_factory=list)
+
+
+def content_hash(*parts) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def load_jsonl_file(
+    con,
+    path: Path,
+    kind: str,
+    required: list[str],
+    validate_row: Callable[[dict], tuple],
+    key_of: Callable[[tuple], str],
+    existing_keys_sql: str,
+    insert_sql: str,
+) -> JsonlLoadResult:
+    """`validate_row` turns a parsed object into the raw row's business
+    columns (without load_id, file, line, loaded_at) or raises RowError."""
+    path = Path(path).resolve()
+    if not path.is_file():
+        raise InputError(path, "file not found", "pass the path of a .jsonl file")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    previous = con.execute(
+        "select load_id, status, reason from raw.loads where kind = ? and file_sha256 = ? order by load_id limit 1",
+        [kind, digest],
+    ).fetchone()
+    if previous and previous[1] == "rejected":
+        raise InputError(path, f"this file was rejected whole by load {previous[0]}: {previous[2]}",
+                         "correct the file and load it again")
+    if previous:
+        return JsonlLoadResult(previous[0], str(path), already_loaded=True)
+
+    text, _ = read_text(path)
+    load_id = next_load_id(con)
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    result = JsonlLoadResult(load_id, str(path))
+    parsed: list[tuple[int, str, dict]] = []
+    rejected: list[tuple] = []
+
+    def reject(line: int, record: str, err: RowError):
+        result.errors.append(InputError(path, err.reason, err.fix, line=line, field=err.field))
+        rejected.append((load_id, kind, str(path), line, err.field, err.reason, err.fix, record, now))
+
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as error:
+            reject(number, line, RowError("(line)", f"not valid JSON ({error.msg})", "write one JSON object per line"))
+            continue
+        if not isinstance(obj, dict):
+            reject(number, line, RowError("(line)", "not a JSON object", "write one JSON object per line"))
+            continue
+        parsed.append((number, line, obj))
+
+    frame = pd.DataFrame([obj for _, _, obj in parsed])
+    checks = [
+        validation.Check("ExpectColumnToExist", {"column": name}, "critical", f"required field `{name}` is missing from every line",
+                         f"add `{name}` to each object")
+        for name in required
+    ]
+    outcomes = validation.run_checks(kind, frame, checks) if parsed else []
+    missing = [o.check.kwargs["column"] for o in outcomes if not o.success]
+    status, why = "loaded", None
+    rows: list[tuple] = []
+    if missing:
+        status = "rejected"
+        why = "required fields missing from every line: " + ", ".join(missing)
+        result.errors.append(InputError(path, why, "add the fields (see the schema in README) and load again"))
+    else:
+        keys = {row[0] for row in con.execute(existing_keys_sql).fetchall()}
+        for number, line, obj in parsed:
+            try:
+                business = validate_row(obj)
+            except RowError as err:
+                reject(number, line, err)
+                continue
+            key = key_of(business)
+            if key in keys:
+                result.duplicates += 1
+                continue
+            keys.add(key)
+            rows.append((load_id, str(path), number, *business, now))
+
+    con.execute("begin transaction")
+    try:
+        con.execute("insert into raw.loads values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [load_id, kind, None, None, None, str(path), digest, status, why, len(rows), now])
+        if rows:
+            con.executemany(insert_sql, rows)
+        if rejected:
+            con.executemany("insert into raw.rejected_rows values (?, ?, ?, ?, ?, ?, ?, ?, ?)", rejected)
+        validation.insert_outcomes(con, validation.outcome_rows(load_id, kind, kind, outcomes))
+        con.execute("commit")
+    except BaseException:
+        con.execute("rollback")
+        raise
+    result.inserted = len(rows)
+    return result

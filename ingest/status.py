@@ -1,0 +1,70 @@
+"""`hindsight status`: what is loaded, and what was quarantined or rejected."""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def _table(con, sql: str, params=None) -> list[str]:
+    cursor = con.execute(sql, params or [])
+    names = [d[0] for d in cursor.description]
+    rows = cursor.fetchall()
+    if not rows:
+        return ["  (none)"]
+    cells = [names] + [["" if v is None else str(v) for v in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(names))]
+    lines = ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+    lines.insert(1, "  " + "  ".join("-" * w for w in widths))
+    return lines
+
+
+def _exists(con, schema: str, table: str) -> bool:
+    return con.execute(
+        "select count(*) from information_schema.tables where table_schema = ? and table_name = ?", [schema, table]
+    ).fetchone()[0] > 0
+
+
+def status_report(con, path: Path) -> str:
+    out = [f"warehouse: {path}", "", "cases and TTS files loaded, per cohort and source:"]
+    out += _table(con, """
+        select cohort, coalesce(source, '(narrative)') as source,
+               count(distinct case_id) as cases,
+               count(*) filter (where status = 'loaded') as files,
+               count(*) filter (where status = 'rejected') as rejected_files,
+               count(*) filter (where status = 'skipped') as skipped_files,
+               coalesce(sum(n_records) filter (where kind = 'tts'), 0) as tts_records
+        from raw.loads where kind in ('narrative', 'tts')
+        group by all order by cohort, source""")
+    out += ["", "questions per cohort, responses per model:"]
+    out += _table(con, """
+        select 'questions' as what, cohort as key, count(distinct question_id) as n from raw.questions group by cohort
+        union all
+        select 'responses', model, count(*) from raw.responses group by model
+        union all
+        select 'synthetic narratives', model, count(*) from raw.synthetic_narratives group by model
+        order by what, key""")
+    if _exists(con, "main", "agg_tts_quality"):
+        out += ["", "TTS records by status and reason (as of the last `hindsight build`):"]
+        out += _table(con, """
+            select cohort, source, status, coalesce(reason, '') as reason, sum(n_lines) as n_lines
+            from main.agg_tts_quality group by all order by cohort, source, status, reason""")
+    else:
+        out += ["", "TTS records are classified by `hindsight build`; run it to see quarantine counts by reason."]
+    out += ["", "files rejected whole:"]
+    out += _table(con, """
+        select load_id, kind, cohort, source, source_file, reason from raw.loads
+        where status = 'rejected' order by load_id, source_file""")
+    out += ["", "files skipped (another format of the same case was loaded, or not a TTS file):"]
+    out += _table(con, """
+        select cohort, source, source_file, reason from raw.loads
+        where status = 'skipped' order by cohort, source, source_file""")
+    out += ["", "rejected question and response rows, by field and reason:"]
+    out += _table(con, """
+        select kind, field, reason, count(*) as n_rows, min(source_file || ':' || line_number) as first_at
+        from raw.rejected_rows group by all order by kind, n_rows desc""")
+    out += ["", "Great Expectations validations (latest per suite and expectation):"]
+    out += _table(con, """
+        select kind, suite, expectation, coalesce(column_name, '') as column_name, severity,
+               count(*) as runs, count(*) filter (where not success) as failed_runs,
+               sum(unexpected_count) as unexpected
+        from raw.validations group by all order by kind, suite, expectation, column_name""")
+    return "\n".join(out)
