@@ -32,7 +32,8 @@ classified as (
             -- code fences, LaTeX commands and tabular rows, markdown tables,
             -- headings and bold, think tags, braces
             when file_format = 'bsv' and (
-                regexp_matches(trimmed_record, '^(```|~~~|\\[a-zA-Z\[\]]|</?think>|#{1,6}\s|[{}]|\|)')
+                regexp_matches(trimmed_record, '^(```|~~~|\\[a-zA-Z\[\]]|</?think>|#{1,6}\s|[{}])')
+                or regexp_matches(trimmed_record, '^\|.*\|$|^\|?\s*:?-{3,}')
                 or regexp_matches(trimmed_record, '\*\*')
                 or (n_fields < 2 and regexp_matches(trimmed_record, '\s&\s'))
             ) then 'markup'
