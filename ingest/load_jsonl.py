@@ -121,6 +121,8 @@ def load_jsonl_file(
             keys.add(key)
             rows.append((load_id, str(path), number, *business, now))
 
+    result.errors.sort(key=lambda e: e.line or 0)
+    rejected.sort(key=lambda r: r[3])
     con.execute("begin transaction")
     try:
         con.execute("insert into raw.loads values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

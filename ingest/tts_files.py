@@ -81,7 +81,7 @@ def read_csv(text: str) -> TtsFile:
             continue
         record_text = "".join(lines[start - 1 : end]).rstrip("\r\n")
         if header is None:
-            header = [cell.strip().lower() for cell in row]
+            header = [cell.strip().lstrip("\ufeff").strip().lower() for cell in row]
             if "event" not in header or "time" not in header:
                 # keep the line as a record so it is accounted for
                 records.append(Record(start, record_text, len(row), row[0].strip(), None))

@@ -18,7 +18,7 @@ os.environ.setdefault("TQDM_DISABLE", "1")
 
 import pandas as pd  # noqa: E402
 
-PLAIN_NUMBER = r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)\s*$"
+PLAIN_NUMBER = r"^\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)\s*$"
 
 
 @dataclass
