@@ -61,13 +61,13 @@ def test_interrupted_load_leaves_nothing_and_resumes(cli, warehouse, monkeypatch
     def crash(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(validation, "insert_outcomes", crash)
-    interrupted = cli("load", "cases", "--cohort", "sepsis", "--narratives", SEPSIS / "narratives",
-                      "--tts", f"H={SEPSIS / 'tts_h'}", expect=1)
+    with monkeypatch.context() as patched:
+        patched.setattr(validation, "insert_outcomes", crash)
+        interrupted = cli("load", "cases", "--cohort", "sepsis", "--narratives", SEPSIS / "narratives",
+                          "--tts", f"H={SEPSIS / 'tts_h'}", expect=1)
     assert "Aborted" in interrupted.output
     assert scalar(warehouse, "select count(*) from raw.loads") == 0
     assert scalar(warehouse, "select count(*) from raw.tts_records") == 0
-    monkeypatch.undo()
     load_demo_sepsis(cli)
     assert scalar(warehouse, "select count(distinct case_id) from raw.narratives") == 4
 
