@@ -60,3 +60,9 @@ def dbt_results() -> list[dict]:
     """Statuses of the last dbt invocation's nodes (target/run_results.json)."""
     data = json.loads((PROJECT / "target" / "run_results.json").read_text())
     return data["results"]
+
+
+def assert_dbt_passed() -> None:
+    """Every node of the last dbt build passed (warn is allowed: data-quality thresholds on user data)."""
+    bad = [(r["unique_id"], r["status"]) for r in dbt_results() if r["status"] not in ("success", "pass", "warn", "no-op")]
+    assert not bad, bad

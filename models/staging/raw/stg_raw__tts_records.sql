@@ -32,7 +32,7 @@ classified as (
             -- code fences, LaTeX commands and tabular rows, markdown tables,
             -- headings and bold, think tags, braces
             when file_format = 'bsv' and (
-                regexp_matches(trimmed_record, '^(```|~~~|\\[a-zA-Z\[\]]|</?think>|#{1,6}\s|[{}])')
+                regexp_matches(trimmed_record, '^(```|~~~|\\[a-zA-Z\[\]]|\\+$|</?think>|#{1,6}\s|[{}])')
                 or regexp_matches(trimmed_record, '^\|.*\|$|^\|?\s*:?-{3,}')
                 or regexp_matches(trimmed_record, '\*\*')
                 or (n_fields < 2 and regexp_matches(trimmed_record, '\s&\s'))
@@ -48,7 +48,9 @@ classified as (
             when regexp_matches(time_clean, '^[+-]?(\d+(\.\d*)?|\.\d+)$') then null
             -- `- 2002` is a calendar year, never -2002 hours
             when regexp_matches(time_clean, '^[-+–]\s+(1[89]|20)\d\d$') then 'calendar_year'
-            when regexp_matches(time_clean, '^[+-]?\d[\d,]*(\.\d+)?\s*(-|–|—|to)\s*[+-]?\d[\d,]*(\.\d+)?$') then 'range'
+            -- `24-168`, `-1440 to -1296`, `-6 months to -2 months`
+            when regexp_matches(lower(time_clean),
+                '^[+-]?\d[\d,]*(\.\d+)?\s*([a-z]+\s*)?(-|–|—|to)\s*[+-]?\d[\d,]*(\.\d+)?(\s*[a-z]+)?$') then 'range'
             when regexp_matches(time_clean, '^[+-]?\d+(\.\d+)?(\s*[*/×x+-]\s*\d+(\.\d+)?)+$') then 'arithmetic'
             when regexp_matches(lower(time_clean),
                 '^[+-]?\s*\d+(\.\d+)?\s*(h|hr|hrs|hours?|d|days?|w|wk|wks|weeks?|mo|months?|y|yr|yrs|years?|min|mins|minutes?)\.?$')
