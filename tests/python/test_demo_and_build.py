@@ -1,0 +1,127 @@
+"""`hindsight demo`, `hindsight build` and `hindsight status` end to end."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import datetime
+
+import duckdb
+import pytest
+
+from conftest import PROJECT, assert_dbt_passed, query, scalar
+
+MARTS = ["dim_cases", "dim_questions", "fct_tts_events", "agg_tts_quality", "agg_relpos",
+         "fct_answer_requests", "fct_narrative_requests"]
+
+
+def hindsight(db, *args):
+    env = {**os.environ, "HINDSIGHT_DB": str(db)}
+    return subprocess.run([sys.executable, "-m", "ingest.cli", *map(str, args)], env=env,
+                          capture_output=True, text=True, cwd=PROJECT)
+
+
+@pytest.fixture(scope="module")
+def demo_warehouse(tmp_path_factory):
+    db = tmp_path_factory.mktemp("demo") / "warehouse.duckdb"
+    done = hindsight(db, "demo")
+    assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-3000:]
+    assert_dbt_passed()
+    return db, done.stdout
+
+
+def test_demo_builds_every_mart_in_the_default_schema_and_summarises(demo_warehouse):
+    db, output = demo_warehouse
+    assert "cases (dim_cases):" in output and "agg_relpos" in output and "fct_answer_requests" in output
+    with duckdb.connect(str(db), read_only=True) as con:
+        for mart in MARTS:
+            con.execute(f"select * from {mart} limit 1")  # plain names resolve in schema main
+    assert query(db, "select cohort, count(*), sum(n_questions) from dim_cases group by 1 order by 1") == [
+        ("glp1", 4, 40), ("sepsis", 4, 40)]
+    assert scalar(db, "select count(*) from dim_questions where relpos is null") == 0
+
+
+def test_demo_requests_hold_the_conditions_with_their_contexts(demo_warehouse):
+    db, _ = demo_warehouse
+    per_condition = dict(query(db, """
+        select condition || '/' || visibility, count(*) from fct_answer_requests
+        where prompt_variant = 'standard' group by 1"""))
+    assert per_condition == {"0/full": 80, **{f"{c}/{v}": 80 for c in ("1.1", "1.2", "2.1", "2.2") for v in ("full", "masked")}}
+    rows = query(db, """
+        select r.condition, r.visibility, r.narrative, r.tts_json, r.question_json, q.cutoff_hours
+        from fct_answer_requests r inner join dim_questions q using (question_id)""")
+    for condition, visibility, narrative, tts_json, question_json, cutoff in rows:
+        assert set(json.loads(question_json)) == {"question", "format", "options"}
+        events = json.loads(tts_json)
+        assert (condition == "0") == (events == [])
+        assert (narrative is None) == condition.startswith("2.")
+        if visibility == "masked":
+            assert all(event["time"] <= cutoff for event in events)
+    # masking really removes later events in the demo, not only in principle
+    assert scalar(db, """
+        select count(*) from fct_answer_requests f inner join fct_answer_requests m
+          on f.question_id = m.question_id and f.condition = m.condition and f.prompt_variant = m.prompt_variant
+         and f.visibility = 'full' and m.visibility = 'masked'
+        where length(m.tts_json) < length(f.tts_json)""") > 400
+
+
+def test_synthetic_narratives_make_condition_3_answerable(demo_warehouse, tmp_path):
+    source, _ = demo_warehouse
+    db = tmp_path / "copy.duckdb"
+    db.write_bytes(source.read_bytes())
+    with duckdb.connect(str(db)) as con:
+        con.execute("""
+            insert into raw.synthetic_narratives
+            select narrative_request_id, 'sim:prospective', 'Synthetic narrative of ' || case_id, ?
+            from fct_narrative_requests where cohort = 'sepsis'""", [datetime(2026, 1, 1)])
+    done = hindsight(db, "build")
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert_dbt_passed()
+    rows = query(db, """
+        select condition, visibility, narrative_model, count(*) from fct_answer_requests
+        where condition like '3.%' and prompt_variant = 'standard' group by all order by all""")
+    # every sepsis question's full and masked scopes have a narrative (no scope is empty in the demo)
+    assert rows == [("3.1", "full", "sim:prospective", 40), ("3.1", "masked", "sim:prospective", 40),
+                    ("3.2", "full", "sim:prospective", 40), ("3.2", "masked", "sim:prospective", 40)]
+    assert scalar(db, "select count(*) from fct_answer_requests where condition like '3.%' and narrative not like 'Synthetic%'") == 0
+
+
+def test_demo_again_adds_nothing(demo_warehouse, tmp_path):
+    source, _ = demo_warehouse
+    db = tmp_path / "again.duckdb"
+    db.write_bytes(source.read_bytes())
+    before = [scalar(db, f"select count(*) from raw.{t}") for t in ("loads", "narratives", "tts_records", "questions")]
+    assert hindsight(db, "demo").returncode == 0
+    assert [scalar(db, f"select count(*) from raw.{t}") for t in ("loads", "narratives", "tts_records", "questions")] == before
+
+
+def test_status_reports_loads_quarantine_and_skips(demo_warehouse):
+    db, _ = demo_warehouse
+    done = hindsight(db, "status")
+    assert done.returncode == 0
+    out = done.stdout
+    assert "sepsis  H" in out and "glp1    L" in out
+    assert "calendar_year" in out and "invalid_json" in out
+    assert "demo-sepsis-01.csv" in out and "which was loaded" in out  # the skipped duplicate format
+    assert "ExpectColumnValuesToMatchRegex" in out
+
+
+def test_build_succeeds_on_an_empty_warehouse(tmp_path):
+    db = tmp_path / "empty.duckdb"
+    done = hindsight(db, "build")
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert_dbt_passed()
+    for mart in MARTS:
+        assert scalar(db, f"select count(*) from {mart}") == 0
+
+
+def test_plain_dbt_build_in_the_project_root_uses_hindsight_db(demo_warehouse, tmp_path):
+    source, _ = demo_warehouse
+    db = tmp_path / "plain.duckdb"
+    db.write_bytes(source.read_bytes())
+    dbt = os.path.join(os.path.dirname(sys.executable), "dbt")
+    done = subprocess.run([dbt, "build", "--select", "dim_cases"], cwd=PROJECT, capture_output=True, text=True,
+                          env={**os.environ, "HINDSIGHT_DB": str(db)})
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert scalar(db, "select count(*) from dim_cases") == 8
