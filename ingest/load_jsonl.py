@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 import pandas as pd
+from pydantic import BaseModel, ValidationError
 
 from ingest import validation
 from ingest.db import next_load_id
@@ -26,6 +27,16 @@ class RowError(Exception):
     def __init__(self, field: str, reason: str, fix: str):
         super().__init__(f"{field}: {reason}")
         self.field, self.reason, self.fix = field, reason, fix
+
+
+def parse_row(schema: type[BaseModel], obj: dict, what: str):
+    """Validate one object against a pydantic schema; the first problem becomes a RowError."""
+    try:
+        return schema.model_validate(obj)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(line)"
+        raise RowError(where, first["msg"], f"follow the {what} schema in README (Loading your own data)")
 
 
 @dataclass

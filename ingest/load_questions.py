@@ -10,11 +10,11 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator
 
-from ingest.load_jsonl import JsonlLoadResult, RowError, content_hash, load_jsonl_file
+from ingest.validation import PLAIN_NUMBER
+from ingest.load_jsonl import JsonlLoadResult, RowError, content_hash, load_jsonl_file, parse_row
 
-PLAIN_NUMBER = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)\s*$")
 OPTION_LETTER = re.compile(r"^\s*\(?([A-Za-z])[.):]?\s*(.*)$", re.S)
 REQUIRED = ["question", "format", "eval_target", "early_cutoff", "correct_answer", "case_id"]
 
@@ -72,13 +72,8 @@ def _truth(value) -> str | None:
 
 
 def check_question(obj: dict, cases: dict[str, list[str]], default_cohort: str | None) -> tuple:
-    try:
-        q = QuestionIn.model_validate(obj)
-    except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(line)"
-        raise RowError(where, first["msg"], "follow the question schema in README (Loading your own data)")
-    if not PLAIN_NUMBER.match(str(q.early_cutoff.time)):
+    q = parse_row(QuestionIn, obj, "question")
+    if not re.match(PLAIN_NUMBER, str(q.early_cutoff.time)):
         raise RowError("early_cutoff.time", f"cutoff {q.early_cutoff.time!r} is not a number",
                        "give the cutoff as a plain number of hours in the H TTS time coordinate, e.g. 24 or -6.5")
     cohort = q.cohort or default_cohort

@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
-from ingest.load_jsonl import JsonlLoadResult, RowError, content_hash, load_jsonl_file
+from ingest.load_jsonl import JsonlLoadResult, RowError, content_hash, load_jsonl_file, parse_row
 
 CONDITIONS = ("0", "1.1", "1.2", "2.1", "2.2", "3.1", "3.2")
 REQUIRED = ["question_id", "model", "condition", "visibility", "answer"]
@@ -29,12 +29,7 @@ class ResponseIn(BaseModel):
 
 
 def check_response(obj: dict, questions: set[str]) -> tuple:
-    try:
-        r = ResponseIn.model_validate(obj)
-    except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(line)"
-        raise RowError(where, first["msg"], "follow the response schema in README (Loading your own data)")
+    r = parse_row(ResponseIn, obj, "response")
     condition = r.condition.strip()
     if condition not in CONDITIONS:
         raise RowError("condition", f"{r.condition!r} is not a condition", f"use one of {', '.join(CONDITIONS)} (as a string)")

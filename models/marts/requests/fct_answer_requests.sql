@@ -27,83 +27,35 @@ synthetic as (
     select * from {{ ref('stg_raw__synthetic_narratives') }}
 ),
 
-narrative_only as (
-    select
-        questions.question_id,
-        conditions.condition,
-        'full' as visibility,
-        cast(null as varchar) as narrative_model,
-        cast(null as varchar) as narrative_request_id,
-        narratives.narrative_text as narrative,
-        '[]' as tts_json
-    from questions
-    inner join conditions on conditions.tts_source is null
-    inner join narratives
-        on narratives.cohort = questions.cohort
-        and narratives.case_id = questions.case_id
-),
-
-with_original_narrative as (
-    select
-        questions.question_id,
-        conditions.condition,
-        contexts.visibility,
-        cast(null as varchar) as narrative_model,
-        cast(null as varchar) as narrative_request_id,
-        narratives.narrative_text as narrative,
-        contexts.tts_json
-    from questions
-    inner join conditions on conditions.narrative_source = 'original' and conditions.tts_source is not null
-    inner join narratives
-        on narratives.cohort = questions.cohort
-        and narratives.case_id = questions.case_id
-    inner join contexts
-        on contexts.question_id = questions.question_id
-        and contexts.source = conditions.tts_source
-),
-
-tts_only as (
-    select
-        questions.question_id,
-        conditions.condition,
-        contexts.visibility,
-        cast(null as varchar) as narrative_model,
-        cast(null as varchar) as narrative_request_id,
-        cast(null as varchar) as narrative,
-        contexts.tts_json
-    from questions
-    inner join conditions on conditions.narrative_source is null and conditions.tts_source is not null
-    inner join contexts
-        on contexts.question_id = questions.question_id
-        and contexts.source = conditions.tts_source
-),
-
-with_synthetic_narrative as (
-    select
-        questions.question_id,
-        conditions.condition,
-        contexts.visibility,
-        synthetic.narrative_model,
-        contexts.narrative_request_id,
-        synthetic.narrative_text as narrative,
-        contexts.tts_json
-    from questions
-    inner join conditions on conditions.narrative_source = 'synthetic'
-    inner join contexts
-        on contexts.question_id = questions.question_id
-        and contexts.source = conditions.tts_source
-    inner join synthetic
-        on synthetic.narrative_request_id = contexts.narrative_request_id
-),
-
+-- each condition takes the narrative and TTS its seed row names; a request
+-- exists only when every part the condition needs is there
 contexts_by_condition as (
-    select * from narrative_only
-    union all
-    select * from with_original_narrative
-    union all
-    select * from tts_only
-    union all
-    select * from with_synthetic_narrative
+    select
+        questions.question_id,
+        conditions.condition,
+        coalesce(contexts.visibility, 'full') as visibility,
+        synthetic.narrative_model,
+        case when conditions.narrative_source = 'synthetic' then contexts.narrative_request_id end as narrative_request_id,
+        case conditions.narrative_source
+            when 'original' then narratives.narrative_text
+            when 'synthetic' then synthetic.narrative_text
+        end as narrative,
+        coalesce(contexts.tts_json, '[]') as tts_json
+    from questions
+    cross join conditions
+    left join narratives
+        on conditions.narrative_source = 'original'
+        and narratives.cohort = questions.cohort
+        and narratives.case_id = questions.case_id
+    left join contexts
+        on contexts.question_id = questions.question_id
+        and contexts.source = conditions.tts_source
+    left join synthetic
+        on conditions.narrative_source = 'synthetic'
+        and synthetic.narrative_request_id = contexts.narrative_request_id
+    where (conditions.narrative_source is distinct from 'original' or narratives.case_id is not null)
+      and (conditions.narrative_source is distinct from 'synthetic' or synthetic.narrative_text is not null)
+      and (conditions.tts_source is null or contexts.question_id is not null)
 ),
 
 final as (
