@@ -61,7 +61,7 @@ def status_report(con, path: Path) -> str:
     out += _table(con, """
         select kind, field, reason, count(*) as n_rows, min(source_file || ':' || line_number) as first_at
         from raw.rejected_rows group by all order by kind, n_rows desc""")
-    out += ["", "Great Expectations validations (latest per suite and expectation):"]
+    out += ["", "Great Expectations validations, per suite and expectation over all loads:"]
     out += _table(con, """
         select kind, suite, expectation, coalesce(column_name, '') as column_name, severity,
                count(*) as runs, count(*) filter (where not success) as failed_runs,
