@@ -68,24 +68,13 @@ classified as (
 
 final as (
     select
-        load_id,
-        cohort,
-        case_id,
-        source,
-        source_file,
-        file_format,
-        line_number,
-        record_text,
-        event,
-        time_text,
+        *,
         case when quarantine_reason is null then cast(time_text as double) end as time_hours,
         case
             when quarantine_reason is null then 'valid'
             when quarantine_reason = 'rejected_file' then 'rejected_file'
             else 'quarantined'
-        end as record_status,
-        quarantine_reason,
-        is_current
+        end as record_status
     from classified
 )
 
