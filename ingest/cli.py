@@ -106,6 +106,36 @@ def load_responses_command(file: Path) -> None:
     _report_jsonl(result, "responses")
 
 
+@main.command()
+@click.option("--model", "model", required=True, help="sim:prospective | sim:hindsight@P | sim:noise@P")
+@click.option("--seed", default=0, show_default=True, help="Seed of the simulator's draws.")
+@click.option("--conditions", help="Comma-separated conditions to answer (default: all requested).")
+@click.option("--variant", "variants", multiple=True, type=click.Choice(["standard", "warning"]),
+              help="Prompt variants to answer (default: both).")
+def simulate(model: str, seed: int, conditions: str | None, variants: tuple[str, ...]) -> None:
+    """Answer the requests mart with a labelled simulated responder (for demos and estimator checks)."""
+    from ingest.simulate import simulate_answers, write_narratives
+    from ingest.simulators import Simulator
+
+    try:
+        simulator = Simulator.parse(model)
+        with connect() as con:
+            written = write_narratives(con, simulator)
+            result = simulate_answers(con, simulator, simulated_dir(), seed,
+                                      conditions.split(",") if conditions else None, list(variants) or None)
+    except InputError as error:
+        _fail(error)
+    click.echo(f"{simulator.name}: {result.inserted} answers added, {result.duplicates} already present")
+    if written:
+        click.echo(f"{written} synthetic narratives written: run `hindsight build`, then this command again "
+                   "to answer conditions 3.x")
+
+
+def simulated_dir() -> Path:
+    path = warehouse_path()
+    return path.with_name(path.stem + ".simulated")
+
+
 @main.command(context_settings={"ignore_unknown_options": True})
 @click.argument("dbt_args", nargs=-1, type=click.UNPROCESSED)
 def build(dbt_args: tuple[str, ...]) -> None:

@@ -95,6 +95,27 @@ create table if not exists raw.synthetic_narratives (
     generated_at      timestamp not null
 );
 
+-- free-response judgments (paper Appendix C judge prompts), appended by the
+-- judge runner: `individual` scores one answer, `paired` a full/masked pair
+create table if not exists raw.judgments (
+    judgment_id          varchar not null,
+    kind                 varchar not null,   -- individual | paired
+    response_id          varchar,            -- individual
+    full_response_id     varchar,            -- paired
+    masked_response_id   varchar,            -- paired
+    judge_model          varchar not null,
+    accuracy_score       double,
+    htr_score            double,
+    full_equals_masked   boolean,
+    full_accuracy_score  double,
+    masked_accuracy_score double,
+    full_htr_score       double,
+    masked_htr_score     double,
+    hbr_score            double,
+    raw_output           varchar,
+    judged_at            timestamp not null
+);
+
 -- rows of question/response files that were rejected, with the fix
 create table if not exists raw.rejected_rows (
     load_id           integer not null,

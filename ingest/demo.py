@@ -13,10 +13,15 @@ from ingest.build import build
 from ingest.db import connect, warehouse_path
 from ingest.load_cases import load_cases
 from ingest.load_questions import load_questions
+from ingest.simulate import simulate_answers, write_narratives
+from ingest.simulators import Simulator
 from ingest.status import _table
 
 CORPUS = Path(__file__).resolve().parent / "demo_corpus"
 COHORTS = ("sepsis", "glp1")
+# labelled simulators: a model that never uses hindsight, and one with a planted
+# 30% trap rate under full visibility (the estimators must recover it)
+SIMULATORS = ("sim:prospective", "sim:hindsight@0.3")
 
 
 def load_demo(db: Path) -> None:
@@ -52,7 +57,47 @@ def summary(db: Path) -> str:
                    count(distinct question_id) as questions
             from fct_answer_requests group by condition order by condition""")
         n_narr = con.execute("select count(*) from fct_narrative_requests").fetchone()[0]
-        lines += ["", f"synthetic-narrative requests awaiting a model (fct_narrative_requests): {n_narr}"]
+        lines += ["", f"condition-3 narrative scopes (fct_narrative_requests): {n_narr}"]
+    return "\n".join(lines)
+
+
+def simulate_demo(db: Path, phase: str) -> None:
+    """phase `narratives`: condition-3 narratives; `answers`: answers to every standard request."""
+    with connect(db) as con:
+        for name in SIMULATORS:
+            simulator = Simulator.parse(name)
+            if phase == "narratives":
+                write_narratives(con, simulator)
+            else:
+                simulate_answers(con, simulator, db.with_name(db.stem + ".simulated"), variants=["standard"])
+
+
+def metrics_table(db: Path) -> str:
+    """The paper's Figure 3/4 numbers as a table: estimate [95% CI], * when the CI excludes 0."""
+    metrics = [("acc", "full", "Acc F"), ("acc", "masked", "Acc M"), ("htr", "full", "HTR F"), ("htr", "masked", "HTR M"),
+               ("delta_acc", "paired", "dAcc"), ("delta_htr", "paired", "dHTR"), ("air", "paired", "AIR"), ("hbr", "paired", "HBR")]
+    with connect(db, read_only=True) as con:
+        rows = con.execute("""
+            select cohort, model, condition, metric, visibility, estimate, ci_low, ci_high, significant
+            from agg_metrics where prompt_variant = 'standard'""").fetchall()
+        replicates, seed = con.execute(
+            "select max(bootstrap_replicates), max(bootstrap_seed) from agg_metrics").fetchone()
+    cells = {(c, m, k, met, vis): (est, lo, hi, sig) for c, m, k, met, vis, est, lo, hi, sig in rows}
+    lines = [f"metrics with 95% case-clustered bootstrap CIs (agg_metrics; B = {replicates}, seed {seed}; "
+             "* = CI excludes 0):"]
+    for cohort, model in sorted({(c, m) for c, m, *_ in rows}):
+        lines += ["", f"  {cohort} / {model}"]
+        header = ["cond"] + [label for *_, label in metrics]
+        table = [header]
+        for condition in sorted({k for c, m, k, *_ in rows if (c, m) == (cohort, model)}, key=float):
+            line = [condition]
+            for metric, visibility, _ in metrics:
+                cell = cells.get((cohort, model, condition, metric, visibility))
+                line.append("" if cell is None or cell[0] is None else
+                            f"{cell[0]:.2f} [{cell[1]:.2f},{cell[2]:.2f}]{'*' if cell[3] else ''}")
+            table.append(line)
+        widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+        lines += ["  " + "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in table]
     return "\n".join(lines)
 
 
@@ -60,10 +105,18 @@ def run_demo() -> int:
     db = warehouse_path()
     print(f"hindsight demo: loading the fictional demo corpus into {db}")
     load_demo(db)
-    print("hindsight demo: dbt build (models, data tests, unit tests)")
-    if not build(db):
-        print("hindsight demo: dbt build failed; see the output above")
-        return 1
+    steps = [("dbt build: requests", None), ("simulators write condition-3 narratives", "narratives"),
+             ("dbt build: condition-3 requests", None), ("simulators answer every request", "answers"),
+             ("dbt build: scores, paired metrics, bootstrap CIs", None)]
+    for label, phase in steps:
+        print(f"hindsight demo: {label}")
+        if phase:
+            simulate_demo(db, phase)
+        elif not build(db):
+            print("hindsight demo: dbt build failed; see the output above")
+            return 1
     print()
     print(summary(db))
+    print()
+    print(metrics_table(db))
     return 0

@@ -1,0 +1,85 @@
+"""Case-clustered bootstrap: reproducible draws and the weighted-sum estimator.
+
+Draws come from a counter-based integer mixer (no engine RNG, no `hash()`),
+so numpy here and SQL (macro `bootstrap_case_index`, model
+`fct_bootstrap_samples`) give bit-identical draws on any machine. Every
+intermediate value stays below 2^63: values are reduced modulo the prime
+2^31 - 1 and multiplied by a constant below 2^27.
+
+Replicate r of a cohort with n cases (ordered by case_id) draws n cases:
+draw j picks case index `case_index(seed, cohort_key, r, j, n)`. A cell's
+replicate estimate is the ratio sum_c w_rc S_c / sum_c w_rc N_c, where S_c
+and N_c are the case's sum of per-question values and number of questions
+in the cell, so all replicates of all cells are one matrix product W @ [S N].
+"""
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+PRIME = 2_147_483_647  # 2^31 - 1
+MULTIPLIER = 73_244_475  # < 2^27: (2^31) * MULTIPLIER < 2^58
+Z_975 = 1.959963984540054
+Z_80 = 0.8416212335729143
+
+
+def cohort_key(cohort: str) -> int:
+    """First 7 hex digits of md5(cohort): a stable stream per cohort."""
+    return int(hashlib.md5(cohort.encode("utf-8")).hexdigest()[:7], 16)
+
+
+def mix(h):
+    """Two xorshift-multiply rounds modulo 2^31 - 1 (ints or int64 arrays)."""
+    for _ in range(2):
+        h = ((h ^ (h >> 16)) * MULTIPLIER) % PRIME
+    return h
+
+
+def case_index(seed: int, key: int, replicate, draw, n: int):
+    h = mix((seed % PRIME + key) % PRIME)
+    h = mix((h + replicate) % PRIME)
+    h = mix(mix((h + draw) % PRIME))
+    return h % n
+
+
+def weights(seed: int, cohort: str, n_cases: int, replicates: int, chunk: int = 256) -> np.ndarray:
+    """(replicates x n_cases) multiplicities: how often each case is drawn."""
+    key = cohort_key(cohort)
+    out = np.zeros((replicates, n_cases), dtype=np.float64)
+    draws = np.arange(n_cases, dtype=np.int64)[None, :]
+    for start in range(0, replicates, chunk):
+        reps = np.arange(start, min(start + chunk, replicates), dtype=np.int64)[:, None]
+        index = case_index(seed, key, reps, draws, n_cases)
+        flat = (reps - start) * n_cases + index
+        counts = np.bincount(flat.ravel(), minlength=len(reps) * n_cases)
+        out[start:start + len(reps)] = counts.reshape(len(reps), n_cases)
+    return out
+
+
+def cell_statistics(sums: np.ndarray, counts: np.ndarray, w: np.ndarray) -> dict[str, np.ndarray]:
+    """Point estimate, percentile CI, clustered SE and MDE per cell.
+
+    sums, counts: (n_cases x n_cells) per-case sums of values and numbers of
+    questions; w: (replicates x n_cases) multiplicities.
+    """
+    total_n = counts.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        estimate = sums.sum(axis=0) / total_n
+        replicate_estimates = (w @ sums) / (w @ counts)
+    finite = np.isfinite(replicate_estimates)
+    n_finite = finite.sum(axis=0)
+    low = np.full(sums.shape[1], np.nan)
+    high = np.full(sums.shape[1], np.nan)
+    usable = n_finite > 0
+    if usable.any():
+        low[usable] = np.nanpercentile(replicate_estimates[:, usable], 2.5, axis=0)
+        high[usable] = np.nanpercentile(replicate_estimates[:, usable], 97.5, axis=0)
+    # Miller (2024), eq. for clustered errors: Var = sum_c (S_c - N_c * mean)^2 / N^2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        residual = sums - counts * estimate[None, :]
+        se = np.sqrt((residual ** 2).sum(axis=0)) / total_n
+    return {
+        "estimate": estimate, "ci_low": low, "ci_high": high, "n_finite_replicates": n_finite,
+        "se_clustered": se, "mde_80": (Z_975 + Z_80) * se,
+    }

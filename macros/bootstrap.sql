@@ -1,0 +1,34 @@
+{# The counter-based mixer of ingest/bootstrap.py, so SQL and numpy draw the
+   same cases: values stay below 2^31 - 1 and are multiplied by a constant
+   below 2^27, so no intermediate reaches 2^63 in any engine. #}
+
+{% macro bootstrap_prime() -%} 2147483647 {%- endmacro %}
+
+{# One xorshift-multiply round; `mix` in Python is two of them. #}
+{% macro bootstrap_mix_round(column) -%}
+    {{ return(adapter.dispatch('bootstrap_mix_round')(column)) }}
+{%- endmacro %}
+
+{% macro duckdb__bootstrap_mix_round(column) -%}
+    ((xor({{ column }}, {{ column }} >> 16) * 73244475) % {{ bootstrap_prime() }})
+{%- endmacro %}
+
+{# A stable stream per cohort: the first 7 hex digits of md5(cohort). #}
+{% macro bootstrap_cohort_key(column) -%}
+    {{ return(adapter.dispatch('bootstrap_cohort_key')(column)) }}
+{%- endmacro %}
+
+{% macro duckdb__bootstrap_cohort_key(column) -%}
+    cast('0x' || left(md5({{ column }}), 7) as bigint)
+{%- endmacro %}
+
+{# `rounds` CTEs named <prefix>_1 .. <prefix>_n, each applying one mixing
+   round to column h of the previous (<prefix>_0 must exist). #}
+{% macro bootstrap_mix_stages(prefix, columns, rounds) -%}
+    {%- for i in range(rounds) %}
+{{ prefix }}_{{ i + 1 }} as (
+    select {{ columns | join(', ') }}, {{ bootstrap_mix_round('h') }} as h
+    from {{ prefix }}_{{ i }}
+),
+    {%- endfor %}
+{%- endmacro %}

@@ -1,0 +1,76 @@
+-- One row per question x model x condition x prompt_variant of a paired
+-- condition (1.x, 2.x, 3.x) whose full and masked answers both exist (the
+-- newest of each cell): paper §3.7.2. dAcc = Acc(masked) - Acc(full);
+-- dHTR = HTR(full) - HTR(masked); AIR = 1[answers differ]; HBR (both
+-- questions only) = 1[Acc(masked) = 1] * HTR(full). Free-response pairs take
+-- the paired judge's scores, full_equals_masked and hbr_score.
+with answers as (
+    select * from {{ ref('int_answers_scored') }}
+    where is_latest_in_cell and condition <> '0'
+),
+
+paired_judgments as (
+    select *,
+        row_number() over (partition by full_response_id, masked_response_id order by judged_at desc, judge_model) as judge_rank
+    from {{ ref('stg_raw__judgments') }}
+    where kind = 'paired'
+),
+
+pairs as (
+    select
+        full_answer.cohort,
+        full_answer.case_id,
+        full_answer.question_id,
+        full_answer.model,
+        full_answer.condition,
+        full_answer.prompt_variant,
+        full_answer.format,
+        full_answer.options_type,
+        full_answer.eval_target,
+        full_answer.response_id as full_response_id,
+        masked_answer.response_id as masked_response_id,
+        full_answer.parse_status <> 'invalid' and masked_answer.parse_status <> 'invalid' as both_valid,
+        paired_judgments.judge_model as paired_judge_model,
+        case when full_answer.format = 'free response'
+            then coalesce(paired_judgments.full_accuracy_score, full_answer.acc) else full_answer.acc end as acc_full,
+        case when full_answer.format = 'free response'
+            then coalesce(paired_judgments.masked_accuracy_score, masked_answer.acc) else masked_answer.acc end as acc_masked,
+        case when full_answer.format = 'free response'
+            then coalesce(paired_judgments.full_htr_score, full_answer.htr) else full_answer.htr end as htr_full,
+        case when full_answer.format = 'free response'
+            then coalesce(paired_judgments.masked_htr_score, masked_answer.htr) else masked_answer.htr end as htr_masked,
+        case when full_answer.format = 'free response'
+            then case when paired_judgments.full_equals_masked then 0.0
+                      when not paired_judgments.full_equals_masked then 1.0 end
+            else case when full_answer.comparison_key = masked_answer.comparison_key then 0.0 else 1.0 end
+        end as air,
+        paired_judgments.hbr_score as judge_hbr_score
+    from answers as full_answer
+    inner join answers as masked_answer
+        on masked_answer.question_id = full_answer.question_id
+        and masked_answer.model = full_answer.model
+        and masked_answer.condition = full_answer.condition
+        and masked_answer.prompt_variant = full_answer.prompt_variant
+        and masked_answer.visibility = 'masked'
+    left join paired_judgments
+        on paired_judgments.full_response_id = full_answer.response_id
+        and paired_judgments.masked_response_id = masked_answer.response_id
+        and paired_judgments.judge_rank = 1
+    where full_answer.visibility = 'full'
+),
+
+final as (
+    select
+        * exclude (judge_hbr_score),
+        acc_masked - acc_full as delta_acc,
+        htr_full - htr_masked as delta_htr,
+        case
+            when eval_target <> 'both' then null
+            when format = 'free response' then judge_hbr_score
+            when acc_masked is null or htr_full is null then null
+            else case when acc_masked = 1 then htr_full else 0.0 end
+        end as hbr
+    from pairs
+)
+
+select * from final
