@@ -36,8 +36,9 @@ def write_narratives(con, simulator: Simulator) -> int:
                           where s.narrative_request_id = n.narrative_request_id and s.model = ?)
         order by n.narrative_request_id""", [simulator.name]).fetchall()
     now = datetime.now(timezone.utc).replace(tzinfo=None)
-    con.executemany("insert into raw.synthetic_narratives values (?, ?, ?, ?)",
-                    [(rid, simulator.name, simulator.narrative(lines), now) for rid, lines in rows])
+    if rows:
+        con.executemany("insert into raw.synthetic_narratives values (?, ?, ?, ?)",
+                        [(rid, simulator.name, simulator.narrative(lines), now) for rid, lines in rows])
     return len(rows)
 
 

@@ -13,7 +13,8 @@ import pytest
 from conftest import PROJECT, assert_dbt_passed, query, scalar
 
 MARTS = ["dim_cases", "dim_questions", "fct_tts_events", "agg_tts_quality", "agg_relpos",
-         "fct_answer_requests", "fct_narrative_requests"]
+         "fct_answer_requests", "fct_narrative_requests", "fct_answers", "fct_answer_pairs",
+         "agg_metrics", "agg_metrics_by_format", "fct_bootstrap_samples"]
 
 
 def hindsight(db, *args):
@@ -47,7 +48,9 @@ def test_demo_requests_hold_the_conditions_with_their_contexts(demo_warehouse):
     per_condition = dict(query(db, """
         select condition || '/' || visibility, count(*) from fct_answer_requests
         where prompt_variant = 'standard' group by 1"""))
-    assert per_condition == {"0/full": 80, **{f"{c}/{v}": 80 for c in ("1.1", "1.2", "2.1", "2.2") for v in ("full", "masked")}}
+    assert per_condition == {"0/full": 80, **{f"{c}/{v}": 80 for c in ("1.1", "1.2", "2.1", "2.2") for v in ("full", "masked")},
+                             # 3.x once per narrative model: the demo's two simulators wrote narratives
+                             **{f"{c}/{v}": 160 for c in ("3.1", "3.2") for v in ("full", "masked")}}
     rows = query(db, """
         select r.condition, r.visibility, r.narrative, r.tts_json, r.question_json, q.cutoff_hours
         from fct_answer_requests r inner join dim_questions q using (question_id)""")
@@ -73,18 +76,20 @@ def test_synthetic_narratives_make_condition_3_answerable(demo_warehouse, tmp_pa
     with duckdb.connect(str(db)) as con:
         con.execute("""
             insert into raw.synthetic_narratives
-            select narrative_request_id, 'sim:prospective', 'Synthetic narrative of ' || case_id, ?
+            select narrative_request_id, 'sim:noise@0.1', 'Synthetic narrative of ' || case_id, ?
             from fct_narrative_requests where cohort = 'sepsis'""", [datetime(2026, 1, 1)])
     done = hindsight(db, "build")
     assert done.returncode == 0, done.stdout[-3000:]
     assert_dbt_passed()
     rows = query(db, """
         select condition, visibility, narrative_model, count(*) from fct_answer_requests
-        where condition like '3.%' and prompt_variant = 'standard' group by all order by all""")
+        where condition like '3.%' and prompt_variant = 'standard' and narrative_model = 'sim:noise@0.1'
+        group by all order by all""")
     # every sepsis question's full and masked scopes have a narrative (no scope is empty in the demo)
-    assert rows == [("3.1", "full", "sim:prospective", 40), ("3.1", "masked", "sim:prospective", 40),
-                    ("3.2", "full", "sim:prospective", 40), ("3.2", "masked", "sim:prospective", 40)]
-    assert scalar(db, "select count(*) from fct_answer_requests where condition like '3.%' and narrative not like 'Synthetic%'") == 0
+    assert rows == [("3.1", "full", "sim:noise@0.1", 40), ("3.1", "masked", "sim:noise@0.1", 40),
+                    ("3.2", "full", "sim:noise@0.1", 40), ("3.2", "masked", "sim:noise@0.1", 40)]
+    assert scalar(db, """select count(*) from fct_answer_requests where narrative_model = 'sim:noise@0.1'
+                         and narrative not like 'Synthetic narrative of %'""") == 0
 
 
 def test_demo_again_adds_nothing(demo_warehouse, tmp_path):
@@ -125,3 +130,31 @@ def test_plain_dbt_build_in_the_project_root_uses_hindsight_db(demo_warehouse, t
                           env={**os.environ, "HINDSIGHT_DB": str(db)})
     assert done.returncode == 0, done.stdout[-3000:]
     assert scalar(db, "select count(*) from dim_cases") == 8
+
+
+def test_demo_answers_are_scored_and_the_table_is_printed(demo_warehouse):
+    db, output = demo_warehouse
+    assert "metrics with 95% case-clustered bootstrap CIs" in output and "sepsis / sim:hindsight@0.3" in output
+    prospective = query(db, """
+        select metric, min(estimate), max(estimate) from agg_metrics
+        where model = 'sim:prospective' group by metric order by metric""")
+    assert prospective == [("acc", 1.0, 1.0), ("air", 0.0, 0.0), ("delta_acc", 0.0, 0.0),
+                           ("delta_htr", 0.0, 0.0), ("hbr", 0.0, 0.0), ("htr", 0.0, 0.0)]
+    # every answer the simulators gave is one row of fct_answers, all parsed
+    assert scalar(db, "select count(*) from fct_answers") == scalar(db, "select count(*) from raw.responses") > 0
+    assert scalar(db, "select count(*) from fct_answers where parse_status = 'invalid'") == 0
+
+
+def test_sql_draws_equal_the_numpy_draws(demo_warehouse):
+    from ingest import bootstrap
+
+    db, _ = demo_warehouse
+    for cohort in ("sepsis", "glp1"):
+        cases = [r[0] for r in query(
+            db, "select case_id from intermediate.int_bootstrap_cases where cohort = ? order by case_index", [cohort])]
+        weights = bootstrap.weights(2026, cohort, len(cases), 2000)
+        sql = query(db, "select replicate, case_id, multiplicity from fct_bootstrap_samples where cohort = ?", [cohort])
+        from_sql = [[0] * len(cases) for _ in range(2000)]
+        for replicate, case_id, multiplicity in sql:
+            from_sql[replicate][cases.index(case_id)] = multiplicity
+        assert weights.astype(int).tolist() == from_sql

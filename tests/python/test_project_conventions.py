@@ -12,7 +12,8 @@ import pytest
 from conftest import PROJECT
 
 PUBLIC_MARTS = {"dim_cases", "dim_questions", "fct_tts_events", "agg_tts_quality", "agg_relpos",
-                "fct_answer_requests", "fct_narrative_requests"}
+                "fct_answer_requests", "fct_narrative_requests", "fct_answers", "fct_answer_pairs",
+                "agg_metrics", "agg_metrics_by_format"}
 
 
 @pytest.fixture(scope="module")

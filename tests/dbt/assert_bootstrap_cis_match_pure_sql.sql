@@ -1,0 +1,57 @@
+-- Assert that agg_metrics' bootstrap intervals equal a pure-SQL recomputation from the draws in
+-- fct_bootstrap_samples (replicate estimate = sum of multiplicity x case sums / sum of multiplicity
+-- x case counts; linear-interpolated 2.5/97.5 percentiles), and its estimates the plain mean.
+-- Checked on cohorts of at most var('bootstrap_sql_check_max_cases') cases, where the joins are cheap.
+with small_cohorts as (
+    select cohort from {{ ref('int_bootstrap_cases') }}
+    group by cohort
+    having max(n_cases) <= {{ var('bootstrap_sql_check_max_cases') }}
+),
+
+case_sums as (
+    select cohort, model, condition, prompt_variant, metric, visibility, case_id,
+        sum(value_sum) as value_sum, sum(n_questions) as n_questions
+    from {{ ref('int_metric_case_sums') }}
+    where cohort in (select cohort from small_cohorts)
+    group by all
+),
+
+replicate_estimates as (
+    select
+        case_sums.cohort, case_sums.model, case_sums.condition, case_sums.prompt_variant,
+        case_sums.metric, case_sums.visibility, samples.replicate,
+        sum(samples.multiplicity * case_sums.value_sum)
+            / nullif(sum(samples.multiplicity * case_sums.n_questions), 0) as estimate
+    from case_sums
+    inner join {{ ref('fct_bootstrap_samples') }} as samples
+        on samples.cohort = case_sums.cohort and samples.case_id = case_sums.case_id
+    group by all
+),
+
+recomputed as (
+    select
+        replicate_estimates.cohort, replicate_estimates.model, replicate_estimates.condition,
+        replicate_estimates.prompt_variant, replicate_estimates.metric, replicate_estimates.visibility,
+        quantile_cont(replicate_estimates.estimate, 0.025) as ci_low,
+        quantile_cont(replicate_estimates.estimate, 0.975) as ci_high
+    from replicate_estimates
+    group by all
+),
+
+point_estimates as (
+    select cohort, model, condition, prompt_variant, metric, visibility,
+        sum(value_sum) / sum(n_questions) as estimate
+    from case_sums
+    group by all
+)
+
+select metrics.cohort, metrics.model, metrics.condition, metrics.metric, metrics.visibility,
+    metrics.estimate, point_estimates.estimate as sql_estimate,
+    metrics.ci_low, recomputed.ci_low as sql_ci_low, metrics.ci_high, recomputed.ci_high as sql_ci_high
+from {{ ref('agg_metrics') }} as metrics
+inner join point_estimates using (cohort, model, condition, prompt_variant, metric, visibility)
+left join recomputed using (cohort, model, condition, prompt_variant, metric, visibility)
+where abs(metrics.estimate - point_estimates.estimate) > 1e-9
+   or recomputed.ci_low is null
+   or abs(metrics.ci_low - recomputed.ci_low) > 1e-9
+   or abs(metrics.ci_high - recomputed.ci_high) > 1e-9

@@ -1,0 +1,273 @@
+"""agg_metrics against an independent computation, on data the project was
+not developed on: the real sepsis-40 cases with freshly generated questions,
+answers from two labelled simulators, a replayed file of messy answer
+formats and free-response judgments. The reference below re-implements the
+paper's definitions in plain Python from the raw rows."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from datetime import datetime
+
+import duckdb
+import numpy as np
+import pytest
+
+from conftest import PROJECT, assert_dbt_passed, query, require_shared, write_jsonl
+
+ORDINAL = ["A. <10%", "B. 10-30%", "C. 31-60%", "D. >60%"]
+CATEGORICAL = ["A. Pneumonia", "B. Urinary tract infection", "C. Cellulitis", "D. Cholangitis"]
+TARGETS = ["accuracy"] * 2 + ["hindsight_bias"] * 3 + ["both"] * 5
+FORMATS = ["true/false", "ordinal", "categorical", "free response", "true/false",
+           "ordinal", "categorical", "true/false", "free response", "ordinal"]
+
+
+def run(db, *args):
+    done = subprocess.run([sys.executable, "-m", "ingest.cli", *map(str, args)], cwd=PROJECT, capture_output=True,
+                          text=True, env={**os.environ, "HINDSIGHT_DB": str(db)})
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    return done.stdout
+
+
+def make_questions(rng, cases):
+    questions = []
+    for case_id, times in cases.items():
+        for i, (target, kind) in enumerate(zip(TARGETS, FORMATS)):
+            q = {"question_id": f"{case_id}-q{i}", "case_id": case_id, "cohort": "s40", "eval_target": target,
+                 "question": f"Question {i} about the patient?",
+                 "early_cutoff": {"event": "e", "time": times[min(len(times) - 1, (i + 1) * len(times) // 12)]}}
+            if kind == "true/false":
+                ref = rng.choice(["true", "false"])
+                q.update(format="true/false", options=None, options_type=None, correct_answer=ref,
+                         hindsight_trap="false" if ref == "true" else "true")
+            elif kind == "ordinal":
+                ref, trap = rng.choice([(0, 3), (3, 0)])
+                q.update(format="multiple choice", options=ORDINAL, options_type="ordinal",
+                         correct_answer=ORDINAL[ref], hindsight_trap=ORDINAL[trap])
+            elif kind == "categorical":
+                ref, trap = rng.sample(range(4), 2)
+                q.update(format="multiple choice", options=CATEGORICAL, options_type="categorical",
+                         correct_answer=CATEGORICAL[ref], hindsight_trap=CATEGORICAL[trap])
+            else:
+                q.update(format="free response", options=None, options_type=None,
+                         correct_answer="Observation is enough.", hindsight_trap="Urgent surgery.")
+            if target == "accuracy":
+                q["hindsight_trap"] = None
+            questions.append(q)
+    return questions
+
+
+def messy_answer(rng, q):
+    if q["format"] == "free response":
+        return rng.choice(["Observation is enough.", "Urgent surgery.", "Unclear."])
+    if q["format"] == "true/false":
+        return rng.choice(["true", "FALSE", "True.", "maybe"])
+    option = rng.choice(q["options"])
+    letter, text = option[0], option[3:]
+    return rng.choice([option, letter, f"({letter})", f"{letter.lower()}.", text, f"{letter}) {text}", "none of these"])
+
+
+# ---- the independent reference ------------------------------------------------------------
+
+def normalise(q, text):
+    if text is None:
+        return None
+    t = text.strip()
+    if q["format"] == "true/false":
+        m = re.fullmatch(r"(true|false)\.?", t.lower())
+        return m.group(1) if m else None
+    if q["format"] == "free response":
+        return t or None
+    for option in q["options"]:
+        letter, body = option[0], option[3:]
+        if t.lower() in (option.lower(), body.lower()) or re.fullmatch(r"\(?%s[.):]?" % letter, t, re.I) \
+                or re.fullmatch(r"\(?%s[.):]\s*%s" % (letter, re.escape(body)), t, re.I):
+            return letter
+    return None
+
+
+def score(q, answer, judge):
+    norm = normalise(q, answer)
+    ref, trap = normalise(q, q["correct_answer"]), normalise(q, q["hindsight_trap"])
+    acc = htr = None
+    if q["eval_target"] in ("accuracy", "both"):
+        acc = judge.get("accuracy_score") if q["format"] == "free response" else float(norm is not None and norm == ref)
+    if q["eval_target"] in ("hindsight_bias", "both"):
+        if q["format"] == "free response":
+            htr = judge.get("htr_score")
+        elif norm is None:
+            htr = 0.0
+        elif q["options_type"] == "ordinal":
+            pos = "ABCD".index
+            htr = min(1.0, max(0.0, (pos(norm) - pos(ref)) / (pos(trap) - pos(ref))))
+        else:
+            htr = float(norm == trap)
+    key = ("v:" + norm) if norm is not None else ("r:" + (answer or "").strip().lower())
+    return acc, htr, key
+
+
+@pytest.fixture(scope="module")
+def unseen(tmp_path_factory):
+    base = require_shared("t2s2-clinician", "annotations", "sepsis-40")
+    db = tmp_path_factory.mktemp("unseen") / "w.duckdb"
+    run(db, "load", "cases", "--cohort", "s40", "--narratives", base / "body",
+        "--tts", f"H={base / 'sepsis-40_manual'}", "--tts", f"L={base / 'sepsis-40_gpt5_tts'}")
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute("""select case_id, try_cast(trim(time_text) as double) t from raw.tts_records
+                              where source = 'H' and t is not null order by all""").fetchall()
+    cases = defaultdict(list)
+    for case_id, t in rows:
+        cases[case_id].append(t)
+    rng = random.Random(7)
+    questions = make_questions(rng, dict(sorted(cases.items())))
+    run(db, "load", "questions", write_jsonl(db.parent / "q.jsonl", questions))
+    run(db, "build")
+    for model in ("sim:hindsight@0.4", "sim:noise@0.3"):
+        run(db, "simulate", "--model", model, "--conditions", "2.1,2.2,0", "--variant", "standard")
+    replay = [{"question_id": q["question_id"], "model": "replay:messy", "condition": "2.1", "visibility": vis,
+               "prompt_variant": "warning", "answer": messy_answer(rng, q), "evidence": ""}
+              for q in questions for vis in ("full", "masked")]
+    run(db, "load", "responses", write_jsonl(db.parent / "r.jsonl", replay))
+    with duckdb.connect(str(db)) as con:
+        responses = con.execute("select response_id, question_id, model, condition, visibility, prompt_variant, answer "
+                                "from raw.responses").fetchall()
+        by_id = {q["question_id"]: q for q in questions}
+        judged_at = datetime(2026, 1, 1)
+        individual = [(f"j{i}", "individual", rid, None, None, "judge:test", rng.choice([0, 0.5, 1]), rng.choice([0, 0.5, 1]),
+                       None, None, None, None, None, None, None, judged_at)
+                      for i, (rid, qid, *_rest) in enumerate(responses) if by_id[qid]["format"] == "free response" and rng.random() < 0.8]
+        con.executemany("insert into raw.judgments values (" + ", ".join("?" * 16) + ")", individual)
+        cells = {(qid, m, c, v, p): rid for rid, qid, m, c, v, p, _ in responses}
+        paired = []
+        for (qid, m, c, v, p), rid in cells.items():
+            if v == "full" and c != "0" and by_id[qid]["format"] == "free response" and (qid, m, c, "masked", p) in cells:
+                paired.append((f"p{len(paired)}", "paired", None, rid, cells[(qid, m, c, "masked", p)], "judge:test", None, None,
+                               rng.random() < 0.5, rng.choice([0, 0.5, 1]), rng.choice([0, 0.5, 1]), rng.choice([0, 0.5, 1]),
+                               rng.choice([0, 0.5, 1]), rng.choice([0, 0.5, 1]), None, judged_at))
+        con.executemany("insert into raw.judgments values (" + ", ".join("?" * 16) + ")", paired)
+    run(db, "build")
+    assert_dbt_passed()
+    return db, by_id
+
+
+def reference_values(db, questions):
+    responses = query(db, "select response_id, question_id, model, condition, visibility, prompt_variant, answer from raw.responses")
+    judgments = {r[0]: {"accuracy_score": r[1], "htr_score": r[2]} for r in
+                 query(db, "select response_id, accuracy_score, htr_score from raw.judgments where kind = 'individual'")}
+    paired = {(r[0], r[1]): r[2:] for r in query(db, """select full_response_id, masked_response_id, full_equals_masked,
+              full_accuracy_score, masked_accuracy_score, full_htr_score, masked_htr_score, hbr_score
+              from raw.judgments where kind = 'paired'""")}
+    values = []   # (model, condition, variant, metric, visibility, format, options_type, case_id, value)
+    scored = {}
+    for rid, qid, model, condition, visibility, variant, answer in responses:
+        q = questions[qid]
+        acc, htr, key = score(q, answer, judgments.get(rid, {}))
+        scored[(qid, model, condition, visibility, variant)] = (rid, acc, htr, key)
+        for metric, value in (("acc", acc), ("htr", htr)):
+            if value is not None:
+                values.append((model, condition, variant, metric, visibility, q, value))
+    for (qid, model, condition, visibility, variant), (rid, acc_f, htr_f, key_f) in scored.items():
+        if visibility != "full" or condition == "0" or (qid, model, condition, "masked", variant) not in scored:
+            continue
+        q = questions[qid]
+        mid, acc_m, htr_m, key_m = scored[(qid, model, condition, "masked", variant)]
+        air, hbr = float(key_f != key_m), None
+        if q["format"] == "free response":
+            judged = paired.get((rid, mid))
+            air = None if judged is None else float(not judged[0])
+            if judged is not None:
+                acc_f, acc_m, htr_f, htr_m = (judged[1] if judged[1] is not None else acc_f, judged[2] if judged[2] is not None else acc_m,
+                                              judged[3] if judged[3] is not None else htr_f, judged[4] if judged[4] is not None else htr_m)
+            hbr = judged[5] if judged is not None and q["eval_target"] == "both" else None
+        elif q["eval_target"] == "both" and acc_m is not None and htr_f is not None:
+            hbr = htr_f if acc_m == 1 else 0.0
+        pair = {"delta_acc": None if acc_m is None or acc_f is None else acc_m - acc_f,
+                "delta_htr": None if htr_m is None or htr_f is None else htr_f - htr_m, "air": air, "hbr": hbr}
+        for metric, value in pair.items():
+            if value is not None:
+                values.append((model, condition, variant, metric, "paired", q, value))
+    return values
+
+
+def test_agg_metrics_equal_the_independent_computation(unseen):
+    db, questions = unseen
+    values = reference_values(db, questions)
+    cells = defaultdict(list)
+    for model, condition, variant, metric, visibility, q, value in values:
+        cells[(model, condition, variant, metric, visibility)].append((q["case_id"], value))
+    mart = {tuple(r[:5]): r[5:] for r in query(db, """
+        select model, condition, prompt_variant, metric, visibility, estimate, n_questions, n_cases, se_clustered
+        from agg_metrics where cohort = 's40'""")}
+    assert set(mart) == set(cells)
+    assert len(cells) > 40
+    for cell, items in cells.items():
+        estimate, n_questions, n_cases, se = mart[cell]
+        mean = sum(v for _, v in items) / len(items)
+        assert estimate == pytest.approx(mean, abs=1e-12), cell
+        assert n_questions == len(items) and n_cases == len({c for c, _ in items}), cell
+        by_case = defaultdict(list)
+        for case_id, value in items:
+            by_case[case_id].append(value)
+        miller = np.sqrt(sum((sum(vs) - len(vs) * mean) ** 2 for vs in by_case.values())) / len(items)
+        assert se == pytest.approx(miller, abs=1e-12), cell
+
+
+def test_by_format_slices_equal_the_independent_computation(unseen):
+    db, questions = unseen
+    cells = defaultdict(list)
+    for model, condition, variant, metric, visibility, q, value in reference_values(db, questions):
+        cells[(model, condition, variant, metric, visibility, q["format"], q["options_type"])].append(value)
+    mart = {tuple(r[:7]): r[7] for r in query(db, """
+        select model, condition, prompt_variant, metric, visibility, format, options_type, estimate
+        from agg_metrics_by_format""")}
+    assert set(mart) == set(cells)
+    for cell, items in cells.items():
+        assert mart[cell] == pytest.approx(sum(items) / len(items), abs=1e-12), cell
+
+
+def test_intervals_equal_a_replicate_loop_over_the_sql_draws(unseen):
+    db, questions = unseen
+    draws = defaultdict(dict)
+    for replicate, case_id, multiplicity in query(db, "select replicate, case_id, multiplicity from fct_bootstrap_samples where cohort = 's40'"):
+        draws[replicate][case_id] = multiplicity
+    cells = defaultdict(lambda: defaultdict(list))
+    for model, condition, variant, metric, visibility, q, value in reference_values(db, questions):
+        if model == "replay:messy" and metric in ("htr", "air"):
+            cells[(model, condition, variant, metric, visibility)][q["case_id"]].append(value)
+    mart = {tuple(r[:5]): r[5:] for r in query(db, """
+        select model, condition, prompt_variant, metric, visibility, ci_low, ci_high from agg_metrics""")}
+    assert len(draws) == 2000 and len(cells) == 3
+    for cell, by_case in cells.items():
+        estimates = []
+        for replicate in range(2000):
+            total = sum(m * sum(by_case.get(c, [])) for c, m in draws[replicate].items())
+            count = sum(m * len(by_case.get(c, [])) for c, m in draws[replicate].items())
+            if count:
+                estimates.append(total / count)
+        low, high = np.percentile(estimates, [2.5, 97.5])
+        assert mart[cell] == pytest.approx((low, high), abs=1e-12), cell
+
+
+def test_planted_hindsight_rate_is_recovered(unseen):
+    db, _ = unseen
+    rows = dict(query(db, """
+        select metric || '/' || visibility, estimate from agg_metrics
+        where model = 'sim:hindsight@0.4' and condition = '2.1'"""))
+    cis = dict((r[0], r[1:]) for r in query(db, """
+        select metric || '/' || visibility, ci_low, ci_high from agg_metrics
+        where model = 'sim:hindsight@0.4' and condition = '2.1'"""))
+    # structured trap-bearing questions (free response is judged at random here, so excluded)
+    structured = dict(query(db, """
+        select metric, sum(estimate * n_questions) / sum(n_questions) from agg_metrics_by_format
+        where model = 'sim:hindsight@0.4' and condition = '2.1' and format <> 'free response'
+          and metric in ('delta_htr', 'hbr') group by metric"""))
+    assert rows["htr/masked"] < 0.2 and rows["acc/masked"] > 0.55
+    assert structured["delta_htr"] == pytest.approx(0.4, abs=0.08)
+    assert structured["hbr"] == pytest.approx(0.4, abs=0.1)
+    low, high = cis["delta_htr/paired"]
+    assert low > 0                      # a planted effect is detected
