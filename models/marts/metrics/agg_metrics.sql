@@ -3,7 +3,7 @@
 -- HBR paired) with case-clustered bootstrap 95% CIs, Miller's clustered
 -- standard error and, for paired metrics, the minimum detectable effect.
 with estimates as (
-    select * from {{ ref('int_metric_bootstrap') }}
+    select * from {{ ref('agg_metric_estimates') }}
     where grouping = 'overall'
 ),
 

@@ -2,7 +2,7 @@
 -- visibility x format x options_type: agg_metrics sliced by question format,
 -- for BI tools. Same estimator and the same bootstrap draws.
 with estimates as (
-    select * from {{ ref('int_metric_bootstrap') }}
+    select * from {{ ref('agg_metric_estimates') }}
     where grouping = 'format'
 ),
 
