@@ -57,29 +57,52 @@ def weights(seed: int, cohort: str, n_cases: int, replicates: int, chunk: int = 
     return out
 
 
-def cell_statistics(sums: np.ndarray, counts: np.ndarray, w: np.ndarray) -> dict[str, np.ndarray]:
-    """Point estimate, percentile CI, clustered SE and MDE per cell.
+def _percentiles(replicate_estimates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """2.5th and 97.5th percentiles per column (linear interpolation), ignoring
+    replicates that drew none of a cell's cases; NaN where none drew any."""
+    low = np.full(replicate_estimates.shape[1], np.nan)
+    high = np.full(replicate_estimates.shape[1], np.nan)
+    finite = np.isfinite(replicate_estimates)
+    complete = finite.all(axis=0)
+    if complete.any():
+        low[complete], high[complete] = np.percentile(replicate_estimates[:, complete], [2.5, 97.5], axis=0)
+    partial = ~complete & finite.any(axis=0)
+    if partial.any():
+        low[partial], high[partial] = np.nanpercentile(replicate_estimates[:, partial], [2.5, 97.5], axis=0)
+    return low, high
 
-    sums, counts: (n_cases x n_cells) per-case sums of values and numbers of
-    questions; w: (replicates x n_cases) multiplicities.
-    """
+
+def _point_statistics(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Estimate and Miller's (2024) clustered SE: Var = sum_c (S_c - N_c * mean)^2 / N^2."""
     total_n = counts.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         estimate = sums.sum(axis=0) / total_n
-        replicate_estimates = (w @ sums) / (w @ counts)
-    finite = np.isfinite(replicate_estimates)
-    n_finite = finite.sum(axis=0)
-    low = np.full(sums.shape[1], np.nan)
-    high = np.full(sums.shape[1], np.nan)
-    usable = n_finite > 0
-    if usable.any():
-        low[usable] = np.nanpercentile(replicate_estimates[:, usable], 2.5, axis=0)
-        high[usable] = np.nanpercentile(replicate_estimates[:, usable], 97.5, axis=0)
-    # Miller (2024), eq. for clustered errors: Var = sum_c (S_c - N_c * mean)^2 / N^2
+        se = np.sqrt(((sums - counts * estimate[None, :]) ** 2).sum(axis=0)) / total_n
+    return estimate, se
+
+
+def cell_statistics(sums: np.ndarray, counts: np.ndarray, w: np.ndarray,
+                    groups: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Point estimate, percentile CI, clustered SE and MDE per cell.
+
+    sums, counts: (n_cases x n_cells) per-case sums of values and numbers of
+    questions; w: (replicates x n_cases) multiplicities. With `groups`
+    (n_cells x n_groups, 0/1), the statistics of the groups (sums of cells)
+    follow those of the cells: replicate sums of a group are sums of its
+    cells' replicate sums, so no second product with w is needed.
+    """
+    replicate_sums, replicate_counts = w @ sums, w @ counts
+    estimate, se = _point_statistics(sums, counts)
+    if groups is not None:
+        group_estimate, group_se = _point_statistics(sums @ groups, counts @ groups)
+        estimate, se = np.concatenate([estimate, group_estimate]), np.concatenate([se, group_se])
+        replicate_sums = np.hstack([replicate_sums, replicate_sums @ groups])
+        replicate_counts = np.hstack([replicate_counts, replicate_counts @ groups])
     with np.errstate(invalid="ignore", divide="ignore"):
-        residual = sums - counts * estimate[None, :]
-        se = np.sqrt((residual ** 2).sum(axis=0)) / total_n
+        replicate_estimates = replicate_sums / replicate_counts
+    low, high = _percentiles(replicate_estimates)
     return {
-        "estimate": estimate, "ci_low": low, "ci_high": high, "n_finite_replicates": n_finite,
+        "estimate": estimate, "ci_low": low, "ci_high": high,
+        "n_finite_replicates": np.isfinite(replicate_estimates).sum(axis=0),
         "se_clustered": se, "mde_80": (Z_975 + Z_80) * se,
     }
