@@ -106,34 +106,80 @@ def load_responses_command(file: Path) -> None:
     _report_jsonl(result, "responses")
 
 
+def _run_options(function):
+    for option in reversed([
+        click.option("--model", "model", required=True,
+                     help="PROVIDER:MODEL: openai:…, anthropic:…, or a labelled simulator sim:prospective | sim:hindsight@P | sim:noise@P."),
+        click.option("--base-url", help="OpenAI-compatible server (vLLM, llama.cpp, Ollama) or another API endpoint."),
+        click.option("--limit", type=int, help="Only the first N matching requests in a stable order (answered or not)."),
+        click.option("--concurrency", default=8, show_default=True, help="Calls in flight at once."),
+        click.option("--temperature", type=float, help="Sampling temperature (provider default when absent)."),
+        click.option("--max-tokens", default=1024, show_default=True, help="Output token limit per call."),
+        click.option("--timeout", default=120.0, show_default=True, help="Seconds per request attempt."),
+        click.option("--max-retries", default=5, show_default=True, help="Retries on 429, 5xx and timeouts (backoff honours retry-after)."),
+    ]):
+        function = option(function)
+    return function
+
+
+def _settings(temperature, max_tokens, timeout, max_retries):
+    from ingest.providers import Settings
+
+    return Settings(temperature=temperature, max_tokens=max_tokens, timeout=timeout, max_retries=max_retries)
+
+
+def _report_run(summary, what: str) -> None:
+    click.echo(f"{what}: {summary.selected} selected, {summary.answered} answered now, {summary.from_cache} already stored, "
+               f"{summary.failed} failed, {summary.unparsed} not the expected JSON (kept with their raw text); "
+               f"tokens in {summary.input_tokens}, out {summary.output_tokens} (cost: `hindsight status`)")
+    for error in summary.errors[:5]:
+        click.echo(f"  failed: {error}", err=True)
+    if summary.failed:
+        sys.exit(1)
+
+
 @main.command()
-@click.option("--model", "model", required=True, help="sim:prospective | sim:hindsight@P | sim:noise@P")
-@click.option("--seed", default=0, show_default=True, help="Seed of the simulator's draws.")
-@click.option("--conditions", help="Comma-separated conditions to answer (default: all requested).")
+@_run_options
+@click.option("--conditions", help="Comma-separated conditions, e.g. 0,2.1,2.2 (default: all).")
 @click.option("--variant", "variants", multiple=True, type=click.Choice(["standard", "warning"]),
-              help="Prompt variants to answer (default: both).")
-def simulate(model: str, seed: int, conditions: str | None, variants: tuple[str, ...]) -> None:
-    """Answer the requests mart with a labelled simulated responder (for demos and estimator checks)."""
-    from ingest.simulate import simulate_answers, write_narratives
-    from ingest.simulators import Simulator
+              help="Prompt variant(s) to answer (default: both).")
+@click.option("--warning-position", type=click.Choice(["start", "end"]), default="end", show_default=True,
+              help="Where the warning variant puts the paper's two warning sentences (the paper used both).")
+@click.option("--seed", default=0, show_default=True, help="Seed of a simulator's draws.")
+def answer(model, base_url, limit, concurrency, temperature, max_tokens, timeout, max_retries,
+           conditions, variants, warning_position, seed):
+    """Answer each pending row of fct_answer_requests once (Appendix C prompts)."""
+    from ingest.answer import answer_requests
 
     try:
-        simulator = Simulator.parse(model)
         with connect() as con:
-            written = write_narratives(con, simulator)
-            result = simulate_answers(con, simulator, simulated_dir(), seed,
-                                      conditions.split(",") if conditions else None, list(variants) or None)
+            summary = answer_requests(con, model, base_url, conditions.split(",") if conditions else None,
+                                      list(variants) or None, limit, concurrency,
+                                      _settings(temperature, max_tokens, timeout, max_retries), warning_position, seed)
     except InputError as error:
         _fail(error)
-    click.echo(f"{simulator.name}: {result.inserted} answers added, {result.duplicates} already present")
-    if written:
-        click.echo(f"{written} synthetic narratives written: run `hindsight build`, then this command again "
-                   "to answer conditions 3.x")
+    _report_run(summary, model)
 
 
-def simulated_dir() -> Path:
-    path = warehouse_path()
-    return path.with_name(path.stem + ".simulated")
+@main.group()
+def generate() -> None:
+    """Generate condition-3 synthetic narratives (or questions) with a model."""
+
+
+@generate.command("narratives")
+@_run_options
+def generate_narratives_command(model, base_url, limit, concurrency, temperature, max_tokens, timeout, max_retries):
+    """Write a synthetic narrative for each fct_narrative_requests scope (run it with the answering model)."""
+    from ingest.answer import generate_narratives
+
+    try:
+        with connect() as con:
+            summary = generate_narratives(con, model, base_url, limit, concurrency,
+                                          _settings(temperature, max_tokens, timeout, max_retries))
+    except InputError as error:
+        _fail(error)
+    _report_run(summary, f"{model} narratives")
+    click.echo("run `hindsight build` so that condition 3.x requests for this model appear")
 
 
 @main.command(context_settings={"ignore_unknown_options": True})

@@ -116,6 +116,33 @@ create table if not exists raw.judgments (
     judged_at            timestamp not null
 );
 
+-- one row per model call the runners made (a call id is stored at most once
+-- with status ok); keys are never stored
+create table if not exists raw.llm_calls (
+    call_id              varchar not null,
+    purpose              varchar not null,   -- answer | narrative | judge
+    target_id            varchar not null,   -- request_id | narrative_request_id | judged response ids
+    provider             varchar not null,
+    model                varchar not null,   -- as given to --model
+    base_url_host        varchar,
+    reported_model       varchar,
+    temperature          double,
+    max_tokens           integer,
+    prompt_variant       varchar,
+    warning_position     varchar,
+    prompt_template_version varchar not null,
+    response_text        varchar,
+    parse_status         varchar,
+    parser_version       varchar,
+    input_tokens         integer,
+    output_tokens        integer,
+    latency_ms           double,
+    started_at           timestamp not null,
+    finished_at          timestamp not null,
+    status               varchar not null,   -- ok | error
+    error                varchar
+);
+
 -- rows of question/response files that were rejected, with the fix
 create table if not exists raw.rejected_rows (
     load_id           integer not null,

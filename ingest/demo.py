@@ -13,8 +13,7 @@ from ingest.build import build
 from ingest.db import connect, warehouse_path
 from ingest.load_cases import load_cases
 from ingest.load_questions import load_questions
-from ingest.simulate import simulate_answers, write_narratives
-from ingest.simulators import Simulator
+from ingest.answer import answer_requests, generate_narratives
 from ingest.status import _table
 
 CORPUS = Path(__file__).resolve().parent / "demo_corpus"
@@ -65,11 +64,10 @@ def simulate_demo(db: Path, phase: str) -> None:
     """phase `narratives`: condition-3 narratives; `answers`: answers to every standard request."""
     with connect(db) as con:
         for name in SIMULATORS:
-            simulator = Simulator.parse(name)
             if phase == "narratives":
-                write_narratives(con, simulator)
+                generate_narratives(con, name)
             else:
-                simulate_answers(con, simulator, db.with_name(db.stem + ".simulated"), variants=["standard"])
+                answer_requests(con, name, variants=["standard"])
 
 
 def metrics_table(db: Path) -> str:

@@ -128,7 +128,7 @@ def unseen(tmp_path_factory):
     run(db, "load", "questions", write_jsonl(db.parent / "q.jsonl", questions))
     run(db, "build")
     for model in ("sim:hindsight@0.4", "sim:noise@0.3"):
-        run(db, "simulate", "--model", model, "--conditions", "2.1,2.2,0", "--variant", "standard")
+        run(db, "answer", "--model", model, "--conditions", "2.1,2.2,0", "--variant", "standard")
     replay = [{"question_id": q["question_id"], "model": "replay:messy", "condition": "2.1", "visibility": vis,
                "prompt_variant": "warning", "answer": messy_answer(rng, q), "evidence": ""}
               for q in questions for vis in ("full", "masked")]

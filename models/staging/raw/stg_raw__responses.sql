@@ -13,6 +13,12 @@ final as (
         prompt_variant,
         answer,
         evidence,
+        -- set by the runners; NULL for replayed answers
+        payload ->> 'provider' as provider,
+        payload ->> 'base_url_host' as base_url_host,
+        payload ->> 'reported_model' as reported_model,
+        payload ->> 'call_id' as call_id,
+        coalesce(payload ->> 'response_parse_status', 'replayed') as response_parse_status,
         source_file,
         line_number,
         load_id,

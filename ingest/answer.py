@@ -1,0 +1,108 @@
+"""`hindsight answer` and `hindsight generate narratives`: the runners.
+
+Rows come from the requests marts (dbt decides what to ask); results append
+to raw.responses and raw.synthetic_narratives, one by one as they arrive, and
+every call to raw.llm_calls. Run `hindsight build` before (requests) and
+after (scores).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timezone
+
+from ingest.db import next_load_id
+from ingest.errors import InputError
+from ingest.prompts import answer_messages, narrative_messages
+from ingest.providers import Completion, Settings, SimulatedModel, base_url_host, make_provider
+from ingest.runner import RESPONSE_PARSER_VERSION, Job, RunSummary, parse_answer, run_jobs
+
+
+def _require_marts(con) -> None:
+    found = {r[0] for r in con.execute(
+        "select table_name from information_schema.tables where table_schema = 'main'").fetchall()}
+    missing = {"fct_answer_requests", "fct_narrative_requests", "dim_questions"} - found
+    if missing:
+        raise InputError("warehouse", f"marts {', '.join(sorted(missing))} are not built", "run `hindsight build` first")
+
+
+def _register_run(con, kind: str, spec: str) -> int:
+    load_id = next_load_id(con)
+    con.execute("insert into raw.loads values (?, ?, null, null, null, ?, null, 'loaded', null, null, ?)",
+                [load_id, kind, f"hindsight {kind} --model {spec}", datetime.now(timezone.utc).replace(tzinfo=None)])
+    return load_id
+
+
+def answer_requests(con, spec: str, base_url: str | None = None, conditions: list[str] | None = None,
+                    variants: list[str] | None = None, limit: int | None = None, concurrency: int = 8,
+                    settings: Settings | None = None, warning_position: str = "end", seed: int = 0) -> RunSummary:
+    settings = settings or Settings()
+    _require_marts(con)
+    provider = make_provider(spec, base_url, settings)
+    where, params = ["(r.narrative_model is null or r.narrative_model = ?)"], [spec]
+    if conditions:
+        where.append(f"r.condition in ({', '.join('?' * len(conditions))})")
+        params += conditions
+    if variants:
+        where.append(f"r.prompt_variant in ({', '.join('?' * len(variants))})")
+        params += variants
+    # hidden fields are fetched only for a simulator, into the job context; prompts never see them
+    hidden = ("q.correct_answer, q.hindsight_trap, q.options_json" if isinstance(provider, SimulatedModel)
+              else "null as correct_answer, null as hindsight_trap, null as options_json")
+    cursor = con.execute(f"""
+        select r.*, {hidden} from fct_answer_requests r inner join dim_questions q using (question_id)
+        where {' and '.join(where)} order by r.request_id {'limit ' + str(int(limit)) if limit else ''}""", params)
+    names = [d[0] for d in cursor.description]
+    rows = [dict(zip(names, row)) for row in cursor.fetchall()]
+    load_id = _register_run(con, "answer", spec)
+    written = {r[0] for r in con.execute("select response_id from raw.responses where load_id in "
+                                         "(select load_id from raw.loads where kind = 'answer')").fetchall()}
+    line = [0]
+
+    def write(job: Job, completion: Completion) -> str:
+        request = job.context
+        response_id = "r_" + hashlib.sha256(f"{job.call_id}|{request['request_id']}".encode()).hexdigest()[:24]
+        parsed, status = parse_answer(completion.text)
+        if response_id in written:
+            return status
+        written.add(response_id)
+        answer = parsed.get("answer") if parsed else completion.text
+        answer = ("true" if answer else "false") if isinstance(answer, bool) else (None if answer is None else str(answer))
+        evidence = parsed.get("evidence") if parsed else None
+        payload = {"call_id": job.call_id, "request_id": request["request_id"], "provider": provider.provider,
+                   "base_url_host": base_url_host(provider.base_url), "reported_model": completion.reported_model,
+                   "response_parse_status": status, "response_parser_version": RESPONSE_PARSER_VERSION,
+                   "narrative_model": request.get("narrative_model"), "warning_position": job.warning_position}
+        line[0] += 1
+        con.execute("insert into raw.responses values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+            load_id, f"runner:{spec}", line[0], response_id, request["question_id"], spec, request["condition"],
+            request["visibility"], request["prompt_variant"], answer, None if evidence is None else str(evidence),
+            json.dumps(payload), datetime.now(timezone.utc).replace(tzinfo=None)])
+        return status
+
+    jobs = [Job("answer", row["request_id"], answer_messages(row, warning_position), {**row, "seed": seed},
+                row["prompt_variant"], warning_position if row["prompt_variant"] == "warning" else None)
+            for row in rows]
+    return run_jobs(con, provider, spec, jobs, settings, concurrency, write)
+
+
+def generate_narratives(con, spec: str, base_url: str | None = None, limit: int | None = None,
+                        concurrency: int = 8, settings: Settings | None = None) -> RunSummary:
+    """Condition-3 synthetic narratives, one per information scope, by the model that will answer."""
+    settings = settings or Settings()
+    _require_marts(con)
+    provider = make_provider(spec, base_url, settings)
+    rows = con.execute(f"""select narrative_request_id, tts_lines from fct_narrative_requests
+                           order by narrative_request_id {'limit ' + str(int(limit)) if limit else ''}""").fetchall()
+    written = {r[0] for r in con.execute("select narrative_request_id from raw.synthetic_narratives where model = ?",
+                                         [spec]).fetchall()}
+
+    def write(job: Job, completion: Completion) -> None:
+        if job.target_id not in written:
+            written.add(job.target_id)
+            con.execute("insert into raw.synthetic_narratives values (?, ?, ?, ?)",
+                        [job.target_id, spec, completion.text.strip(), datetime.now(timezone.utc).replace(tzinfo=None)])
+        return None
+
+    jobs = [Job("narrative", rid, narrative_messages(lines), {"tts_lines": lines}) for rid, lines in rows]
+    return run_jobs(con, provider, spec, jobs, settings, concurrency, write)

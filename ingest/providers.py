@@ -1,0 +1,120 @@
+"""Model providers behind one async `complete(messages, settings)` call.
+
+`openai:MODEL` uses the openai SDK (chat completions; with a base URL any
+OpenAI-compatible server such as vLLM, llama.cpp or Ollama); `anthropic:MODEL`
+the anthropic SDK (messages); `sim:NAME` a labelled simulator. SDKs are
+imported only when their provider is used. Retries with exponential backoff
+that honour `retry-after` on 429, 5xx and timeouts are the SDKs' own
+(`max_retries`), with a per-request `timeout`. Keys come from the environment
+and are never stored.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from urllib.parse import urlparse
+
+from ingest.errors import InputError
+from ingest.simulators import Simulator
+
+
+@dataclass
+class Completion:
+    text: str
+    reported_model: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+
+
+@dataclass
+class Settings:
+    temperature: float | None = None
+    max_tokens: int = 1024
+    timeout: float = 120.0
+    max_retries: int = 5
+
+    def output_affecting(self) -> dict:
+        """What goes into a call's identity (not retries or timeouts)."""
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens}
+
+
+class OpenAIChat:
+    provider = "openai"
+
+    def __init__(self, model: str, base_url: str | None, settings: Settings):
+        import openai
+
+        key = os.environ.get("OPENAI_API_KEY")
+        if not key and not base_url:
+            raise InputError("OPENAI_API_KEY", "no API key in the environment", "export OPENAI_API_KEY, or pass --base-url for a local server")
+        self.model, self.base_url = model, base_url
+        self.client = openai.AsyncOpenAI(api_key=key or "local-server", base_url=base_url,
+                                         timeout=settings.timeout, max_retries=settings.max_retries)
+
+    async def complete(self, messages: list[dict], settings: Settings, context: dict | None = None) -> Completion:
+        kwargs = {"max_tokens": settings.max_tokens}
+        if settings.temperature is not None:
+            kwargs["temperature"] = settings.temperature
+        reply = await self.client.chat.completions.create(model=self.model, messages=messages, **kwargs)
+        usage = reply.usage
+        return Completion(reply.choices[0].message.content or "", reply.model,
+                          usage.prompt_tokens if usage else None, usage.completion_tokens if usage else None)
+
+
+class AnthropicMessages:
+    provider = "anthropic"
+
+    def __init__(self, model: str, base_url: str | None, settings: Settings):
+        import anthropic
+
+        key = os.environ.get("ANTHROPIC_API_KEY")
+        if not key and not base_url:
+            raise InputError("ANTHROPIC_API_KEY", "no API key in the environment", "export ANTHROPIC_API_KEY")
+        self.model, self.base_url = model, base_url
+        self.client = anthropic.AsyncAnthropic(api_key=key or "local-server", base_url=base_url,
+                                               timeout=settings.timeout, max_retries=settings.max_retries)
+
+    async def complete(self, messages: list[dict], settings: Settings, context: dict | None = None) -> Completion:
+        system = "\n".join(m["content"] for m in messages if m["role"] == "system")
+        turns = [m for m in messages if m["role"] != "system"]
+        kwargs = {"max_tokens": settings.max_tokens}
+        if settings.temperature is not None:
+            kwargs["temperature"] = settings.temperature
+        reply = await self.client.messages.create(model=self.model, system=system, messages=turns, **kwargs)
+        text = "".join(getattr(block, "text", "") for block in reply.content)
+        return Completion(text, reply.model, reply.usage.input_tokens, reply.usage.output_tokens)
+
+
+class SimulatedModel:
+    """A labelled simulator behind the same interface; it reads the hidden
+    fields from `context`, which never reaches a request body."""
+    provider = "sim"
+
+    def __init__(self, spec: str):
+        self.simulator = Simulator.parse(spec)
+        self.model, self.base_url = self.simulator.name, None
+
+    async def complete(self, messages: list[dict], settings: Settings, context: dict | None = None) -> Completion:
+        context = context or {}
+        if "tts_lines" in context:
+            return Completion(self.simulator.narrative(context["tts_lines"]), self.simulator.name, None, None)
+        answer, evidence = self.simulator.answer(context, context.get("seed", 0))
+        return Completion(json.dumps({"answer": answer, "evidence": evidence}), self.simulator.name, None, None)
+
+
+def make_provider(spec: str, base_url: str | None, settings: Settings):
+    provider, sep, model = spec.partition(":")
+    if not sep or not model:
+        raise InputError("--model", f"{spec!r} is not PROVIDER:MODEL", "write e.g. openai:gpt-4.1-mini, anthropic:claude-haiku-4-5 or sim:prospective")
+    if provider == "openai":
+        return OpenAIChat(model, base_url, settings)
+    if provider == "anthropic":
+        return AnthropicMessages(model, base_url, settings)
+    if provider == "sim":
+        return SimulatedModel(spec)
+    raise InputError("--model", f"unknown provider {provider!r}", "use openai, anthropic or sim")
+
+
+def base_url_host(base_url: str | None) -> str | None:
+    return urlparse(base_url).netloc or None if base_url else None

@@ -1,0 +1,172 @@
+"""Runs model calls for rows of the requests marts, exactly once.
+
+A call's id is a content hash of provider, model, base URL, rendered messages
+and output-affecting settings (not retries, timeouts or keys). A call id with
+a stored `ok` row is never sent again, and every result is written the moment
+it arrives, so an interrupted run resumes with nothing lost or duplicated.
+Calls run concurrently under a limit on one event loop; writes happen on the
+loop's thread, one at a time, through the run's single DuckDB connection.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Callable
+
+from ingest.prompts import PROMPT_TEMPLATE_VERSION
+from ingest.providers import Completion, Settings, base_url_host
+
+RESPONSE_PARSER_VERSION = "answer-json-1"
+
+
+@dataclass
+class Job:
+    purpose: str                 # answer | narrative | judge
+    target_id: str
+    messages: list[dict]
+    context: dict                # what the writer (and a simulator) needs; never sent
+    prompt_variant: str | None = None
+    warning_position: str | None = None
+    call_id: str = ""
+
+
+@dataclass
+class RunSummary:
+    selected: int = 0
+    from_cache: int = 0
+    answered: int = 0
+    failed: int = 0
+    unparsed: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def call_id(provider, model: str, base_url: str | None, messages: list[dict], settings: Settings) -> str:
+    identity = {"provider": provider.provider, "model": model, "base_url": base_url, "messages": messages,
+                **settings.output_affecting()}
+    return hashlib.sha256(json.dumps(identity, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def parse_answer(text: str) -> tuple[dict | None, str]:
+    """The {"answer", "evidence"} object, tolerating a code fence; else a parse status."""
+    cleaned = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", text.strip())
+    try:
+        value = json.loads(cleaned)
+    except json.JSONDecodeError:
+        match = re.search(r"\{.*\}", cleaned, re.S)
+        try:
+            value = json.loads(match.group(0)) if match else None
+        except json.JSONDecodeError:
+            value = None
+    if not isinstance(value, dict):
+        return None, "not_json"
+    if "answer" not in value:
+        return None, "missing_answer"
+    return value, "ok"
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def _progress(total: int):
+    try:
+        from tqdm import tqdm
+
+        return tqdm(total=total, unit="call", file=sys.stderr, disable=total < 20 or None, dynamic_ncols=True)
+    except ImportError:  # pragma: no cover - tqdm ships with great-expectations
+        return None
+
+
+async def _run(con, provider, model: str, groups: dict[str, list[Job]], settings: Settings, concurrency: int,
+               write: Callable[[Job, Completion], str | None], summary: RunSummary) -> None:
+    jobs = [same[0] for same in groups.values()]
+    gate = asyncio.Semaphore(concurrency)
+    bar = _progress(len(jobs))
+
+    async def one(job: Job):
+        async with gate:
+            started, clock = _now(), time.perf_counter()
+            try:
+                completion = await provider.complete(job.messages, settings, job.context)
+                return job, completion, None, started, time.perf_counter() - clock
+            except Exception as error:  # the SDK has already retried; record and go on
+                return job, None, f"{type(error).__name__}: {error}", started, time.perf_counter() - clock
+
+    tasks = [asyncio.ensure_future(one(job)) for job in jobs]
+    try:
+        for finished in asyncio.as_completed(tasks):
+            job, completion, error, started, seconds = await finished
+            record = {
+                "call_id": job.call_id, "purpose": job.purpose, "target_id": job.target_id,
+                "provider": provider.provider, "model": model, "base_url_host": base_url_host(provider.base_url),
+                "reported_model": completion.reported_model if completion else None,
+                "temperature": settings.temperature, "max_tokens": settings.max_tokens,
+                "prompt_variant": job.prompt_variant, "warning_position": job.warning_position,
+                "prompt_template_version": PROMPT_TEMPLATE_VERSION,
+                "response_text": completion.text if completion else None,
+                "parse_status": None, "parser_version": None,
+                "input_tokens": completion.input_tokens if completion else None,
+                "output_tokens": completion.output_tokens if completion else None,
+                "latency_ms": round(seconds * 1000, 1), "started_at": started, "finished_at": _now(),
+                "status": "ok" if completion else "error", "error": error,
+            }
+            con.execute("begin transaction")
+            try:
+                if completion:
+                    # one call may serve several targets whose prompts are identical
+                    for target in groups[job.call_id]:
+                        status = write(target, completion)
+                    if status is not None:
+                        record["parse_status"], record["parser_version"] = status, RESPONSE_PARSER_VERSION
+                    summary.answered += len(groups[job.call_id])
+                    summary.unparsed += len(groups[job.call_id]) * (status not in (None, "ok"))
+                    summary.input_tokens += completion.input_tokens or 0
+                    summary.output_tokens += completion.output_tokens or 0
+                else:
+                    summary.failed += len(groups[job.call_id])
+                    summary.errors.append(error)
+                con.execute(f"insert into raw.llm_calls ({', '.join(record)}) values ({', '.join('?' * len(record))})",
+                            list(record.values()))
+                con.execute("commit")
+            except BaseException:
+                con.execute("rollback")
+                raise
+            if bar is not None:
+                bar.update(1)
+    finally:
+        for task in tasks:
+            task.cancel()
+        if bar is not None:
+            bar.close()
+
+
+def run_jobs(con, provider, model: str, jobs: list[Job], settings: Settings, concurrency: int,
+             write: Callable[[Job, Completion], str | None]) -> RunSummary:
+    """Send every call not already answered, write each result as it arrives,
+    and write stored results for targets that lack them (writers skip targets
+    already written)."""
+    groups: dict[str, list[Job]] = {}
+    for job in jobs:
+        job.call_id = call_id(provider, model, provider.base_url, job.messages, settings)
+        groups.setdefault(job.call_id, []).append(job)
+    done = {row[0]: row[1:] for row in con.execute(
+        "select call_id, response_text, reported_model from raw.llm_calls where status = 'ok'").fetchall()}
+    pending = {key: same for key, same in groups.items() if key not in done}
+    summary = RunSummary(selected=len(jobs), from_cache=sum(len(same) for key, same in groups.items() if key in done))
+    for key, same in groups.items():
+        if key in done:
+            con.execute("begin transaction")
+            for job in same:
+                write(job, Completion(done[key][0], done[key][1], None, None))
+            con.execute("commit")
+    if pending:
+        asyncio.run(_run(con, provider, model, pending, settings, concurrency, write, summary))
+    return summary
