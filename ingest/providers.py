@@ -61,6 +61,9 @@ class OpenAIChat:
         return Completion(reply.choices[0].message.content or "", reply.model,
                           usage.prompt_tokens if usage else None, usage.completion_tokens if usage else None)
 
+    async def close(self) -> None:
+        await self.client.close()
+
 
 class AnthropicMessages:
     provider = "anthropic"
@@ -85,6 +88,9 @@ class AnthropicMessages:
         text = "".join(getattr(block, "text", "") for block in reply.content)
         return Completion(text, reply.model, reply.usage.input_tokens, reply.usage.output_tokens)
 
+    async def close(self) -> None:
+        await self.client.close()
+
 
 class SimulatedModel:
     """A labelled simulator behind the same interface; it reads the hidden
@@ -101,6 +107,9 @@ class SimulatedModel:
             return Completion(self.simulator.narrative(context["tts_lines"]), self.simulator.name, None, None)
         answer, evidence = self.simulator.answer(context, context.get("seed", 0))
         return Completion(json.dumps({"answer": answer, "evidence": evidence}), self.simulator.name, None, None)
+
+    async def close(self) -> None:
+        return None
 
 
 def make_provider(spec: str, base_url: str | None, settings: Settings):

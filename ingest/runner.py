@@ -144,6 +144,7 @@ async def _run(con, provider, model: str, groups: dict[str, list[Job]], settings
     finally:
         for task in tasks:
             task.cancel()
+        await provider.close()   # inside the loop, before asyncio.run closes it
         if bar is not None:
             bar.close()
 

@@ -1,0 +1,101 @@
+"""A loopback HTTP server that speaks the OpenAI chat-completions and the
+Anthropic messages wire formats, for testing the runners with the real SDK
+clients. A `script(n, body)` callable decides, per request number, whether to
+fail (429 with retry-after, 500), stall, or answer with malformed content."""
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def visible_answer(body: dict) -> str:
+    """A plausible answer from the visible question in the user turn."""
+    user = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
+    text = user if isinstance(user, str) else "".join(part.get("text", "") for part in user)
+    match = re.search(r"Question:\n(\{.*\})", text, re.S)
+    if not match:
+        return "A short synthetic narrative."
+    question = json.loads(match.group(1))
+    if question["format"] == "multiple choice":
+        return json.dumps({"answer": question["options"][0], "evidence": "loopback"})
+    if question["format"] == "true/false":
+        return json.dumps({"answer": "true", "evidence": "loopback"})
+    return json.dumps({"answer": "Watchful waiting.", "evidence": "loopback"})
+
+
+class FakeLLMServer:
+    def __init__(self, script=None, delay: float = 0.0):
+        self.script = script or (lambda n, body: None)
+        self.delay = delay
+        self.requests: list[dict] = []       # every request body, in arrival order
+        self.headers: list[dict] = []
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with server.lock:
+                    number = len(server.requests)
+                    server.requests.append(body)
+                    server.headers.append(dict(self.headers))
+                action = server.script(number, body) or {}
+                if action.get("sleep"):
+                    time.sleep(action["sleep"])
+                if server.delay:
+                    time.sleep(server.delay)
+                if action.get("status"):
+                    payload = json.dumps({"error": {"message": "injected", "type": "server_error"}}).encode()
+                    self.send_response(action["status"])
+                    if action.get("retry_after") is not None:
+                        self.send_header("retry-after", str(action["retry_after"]))
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                    return
+                text = action.get("content") or visible_answer(body)
+                if self.path.endswith("/chat/completions"):
+                    reply = {"id": f"chatcmpl-{number}", "object": "chat.completion", "created": int(time.time()),
+                             "model": body["model"] + "-served",
+                             "choices": [{"index": 0, "finish_reason": "stop",
+                                          "message": {"role": "assistant", "content": text}}],
+                             "usage": {"prompt_tokens": 100 + number, "completion_tokens": 20, "total_tokens": 120 + number}}
+                elif self.path.endswith("/messages"):
+                    reply = {"id": f"msg_{number}", "type": "message", "role": "assistant", "model": body["model"] + "-served",
+                             "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+                             "stop_sequence": None, "usage": {"input_tokens": 90, "output_tokens": 15}}
+                else:
+                    self.send_error(404)
+                    return
+                payload = json.dumps(reply).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -1,0 +1,178 @@
+"""The runners against loopback servers speaking the OpenAI and Anthropic wire
+formats, with the real SDK clients: exactly once, retries, resume, the call
+ledger, and the information boundary."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import PROJECT, assert_dbt_passed, query, scalar
+from fake_llm_server import FakeLLMServer
+from ingest.build import build
+from ingest.cli import main
+from ingest.demo import load_demo
+
+SECRET = "sk-test-DO-NOT-STORE-1234567890"
+HIDDEN_NAMES = ["correct_answer", "hindsight_trap", "hindsight_trap_explanation", "eval_target", "reference_time",
+                "early_cutoff"]
+
+
+@pytest.fixture(scope="module")
+def requests_warehouse(tmp_path_factory):
+    db = tmp_path_factory.mktemp("runner") / "w.duckdb"
+    load_demo(db)
+    assert build(db, ["--exclude", "resource_type:test", "resource_type:unit_test"])
+    return db
+
+
+@pytest.fixture
+def db(requests_warehouse, tmp_path, monkeypatch):
+    copy = tmp_path / "w.duckdb"
+    shutil.copy(requests_warehouse, copy)
+    monkeypatch.setenv("HINDSIGHT_DB", str(copy))
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    return copy
+
+
+def hindsight(*args, expect=0):
+    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    assert result.exit_code == expect, result.output
+    return result
+
+
+def hidden_values(db):
+    """Hidden prose that can only leak through a hidden field (the cutoff event and reference time
+    name TTS events, which a visible TTS shows by design)."""
+    rows = query(db, "select hindsight_trap_explanation from dim_questions where hindsight_trap_explanation is not null")
+    return {row[0] for row in rows}
+
+
+def test_openai_answers_exactly_once_through_429_500_and_malformed_replies(db):
+    def script(n, body):
+        if n == 0:
+            return {"status": 429, "retry_after": 0.05}
+        if n == 1:
+            return {"status": 500}
+        if n == 5:
+            return {"content": "Sure! I think the answer is probably B."}
+        return None
+
+    with FakeLLMServer(script) as server:
+        args = ["answer", "--model", "openai:test-model", "--base-url", server.url + "/v1",
+                "--conditions", "2.1", "--variant", "standard", "--limit", "12", "--concurrency", "4"]
+        out = hindsight(*args).output
+        assert "12 answered now" in out and "1 not the expected JSON" in out
+        assert len(server.requests) == 14                       # 12 + the two retried failures
+        again = hindsight(*args).output
+        assert "0 answered now, 12 already stored" in again
+        assert len(server.requests) == 14                       # an identical rerun makes no call
+
+    assert scalar(db, "select count(*) from raw.llm_calls where status = 'ok'") == 12
+    assert scalar(db, "select count(distinct call_id) from raw.llm_calls") == 12
+    assert scalar(db, "select count(*) from raw.responses") == 12
+    calls = query(db, "select provider, model, base_url_host, reported_model, input_tokens, prompt_template_version "
+                      "from raw.llm_calls limit 1")[0]
+    assert calls[:4] == ("openai", "openai:test-model", f"127.0.0.1:{server.port}", "test-model-served")
+    assert calls[4] >= 100 and calls[5] == "appendix-c-1"
+    # the malformed reply is kept with its raw text and status, and scored as invalid
+    assert build(db)
+    assert_dbt_passed()
+    kept = query(db, "select answer, response_parse_status, parse_status, provider from fct_answers "
+                     "where response_parse_status <> 'ok'")
+    assert kept == [("Sure! I think the answer is probably B.", "not_json", "invalid", "openai")]
+    assert scalar(db, "select count(*) from fct_answers where model = 'openai:test-model'") == 12
+
+
+def test_request_bodies_carry_appendix_c_and_nothing_hidden(db):
+    with FakeLLMServer() as server:
+        hindsight("answer", "--model", "openai:m", "--base-url", server.url + "/v1", "--limit", "60",
+                  "--variant", "warning", "--warning-position", "start")
+        bodies = [json.dumps(body) for body in server.requests]
+        systems = [body["messages"][0]["content"] for body in server.requests]
+    assert len(bodies) == 60
+    assert all(s.startswith("Use your medical expertise for this reasoning task;") for s in systems)
+    assert any("You answer clinical reasoning questions using only the provided textual time series (TTS)." in s for s in systems)
+    assert any("You answer clinical reasoning questions using only the provided case report." in s for s in systems)
+    secrets = hidden_values(db)
+    for body in bodies:
+        assert not any(name in body for name in HIDDEN_NAMES)
+        assert not any(value in body for value in secrets)
+    assert query(db, "select distinct warning_position from raw.llm_calls") == [("start",)]
+
+
+def test_anthropic_messages_with_retry_after(db):
+    with FakeLLMServer(lambda n, body: {"status": 429, "retry_after": 0.05} if n < 2 else None) as server:
+        out = hindsight("answer", "--model", "anthropic:claude-test", "--base-url", server.url,
+                        "--conditions", "0", "--variant", "standard", "--limit", "5").output
+        assert "5 answered now" in out
+        assert server.requests[-1]["system"].startswith("You answer clinical reasoning questions using only the provided case report.")
+        assert server.requests[-1]["messages"][0]["role"] == "user"
+        assert len(server.requests) == 7
+    assert query(db, "select distinct provider, reported_model from raw.llm_calls") == [("anthropic", "claude-test-served")]
+
+
+def test_timeouts_fail_the_call_and_a_rerun_completes_it(db):
+    with FakeLLMServer(lambda n, body: {"sleep": 1.5} if n < 2 else None) as server:
+        out = hindsight("answer", "--model", "openai:m", "--base-url", server.url + "/v1", "--limit", "3",
+                        "--conditions", "2.1", "--variant", "standard", "--timeout", "0.5", "--max-retries", "1",
+                        "--concurrency", "1", expect=1).output
+        assert "1 failed" in out and "Timeout" in out
+        assert scalar(db, "select count(*) from raw.llm_calls where status = 'error'") == 1
+        before = len(server.requests)
+        out = hindsight("answer", "--model", "openai:m", "--base-url", server.url + "/v1", "--limit", "3",
+                        "--conditions", "2.1", "--variant", "standard").output
+        assert "1 answered now, 2 already stored" in out and len(server.requests) == before + 1
+    assert scalar(db, "select count(*) from raw.responses") == 3
+
+
+def test_an_interrupted_run_resumes_with_nothing_lost_or_duplicated(db):
+    env = {**os.environ, "HINDSIGHT_DB": str(db)}
+    with FakeLLMServer(delay=0.15) as server:
+        args = [sys.executable, "-m", "ingest.cli", "answer", "--model", "openai:m", "--base-url", server.url + "/v1",
+                "--limit", "40", "--concurrency", "2", "--conditions", "1.1"]
+        child = subprocess.Popen(args, cwd=PROJECT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.time() + 30
+        while len(server.requests) < 10 and time.time() < deadline:
+            time.sleep(0.05)
+        child.send_signal(signal.SIGINT)
+        child.wait(timeout=30)
+        stored = scalar(db, "select count(*) from raw.responses")
+        assert 0 < stored < 40
+        sent_before = len(server.requests)
+        done = subprocess.run(args, cwd=PROJECT, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert f"{40 - stored} answered now, {stored} already stored" in done.stdout
+        assert len(server.requests) - sent_before == 40 - stored
+    assert scalar(db, "select count(*) from raw.responses") == 40
+    assert scalar(db, "select count(distinct response_id) from raw.responses") == 40
+
+
+def test_no_key_reaches_the_warehouse_or_the_output(db):
+    with FakeLLMServer() as server:
+        out = hindsight("answer", "--model", "openai:m", "--base-url", server.url + "/v1", "--limit", "3").output
+        sent = {k.lower(): v for k, v in server.headers[0].items()}
+        assert sent["authorization"] == f"Bearer {SECRET}"   # it was used
+    assert SECRET not in out
+    assert SECRET.encode() not in db.read_bytes()
+
+
+def test_narratives_then_condition_3_answers(db):
+    with FakeLLMServer() as server:
+        hindsight("generate", "narratives", "--model", "openai:m", "--base-url", server.url + "/v1", "--limit", "6")
+        assert server.requests[0]["messages"][0]["content"].startswith(
+            "You are a medical expert tasked with reconstructing a synthetic clinical case report")
+        assert scalar(db, "select count(*) from raw.synthetic_narratives where model = 'openai:m'") == 6
+        assert build(db, ["--exclude", "resource_type:test", "resource_type:unit_test"])
+        n = scalar(db, "select count(*) from fct_answer_requests where narrative_model = 'openai:m'")
+        assert n > 0
+        out = hindsight("answer", "--model", "openai:m", "--base-url", server.url + "/v1", "--conditions", "3.1,3.2").output
+        assert f"{n} selected" in out
