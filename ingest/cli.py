@@ -161,6 +161,21 @@ def answer(model, base_url, limit, concurrency, temperature, max_tokens, timeout
     _report_run(summary, model)
 
 
+@main.command("judge")
+@_run_options
+def judge_command(model, base_url, limit, concurrency, temperature, max_tokens, timeout, max_retries):
+    """Score free responses with the Appendix C judge prompts (individual and paired); then build."""
+    from ingest.judge import judge
+
+    try:
+        with connect() as con:
+            summary = judge(con, model, base_url, limit, concurrency,
+                            _settings(0.0 if temperature is None else temperature, max_tokens, timeout, max_retries))
+    except InputError as error:
+        _fail(error)
+    _report_run(summary, f"{model} judgments")
+
+
 @main.group()
 def generate() -> None:
     """Generate condition-3 synthetic narratives (or questions) with a model."""

@@ -14,6 +14,7 @@ from ingest.db import connect, warehouse_path
 from ingest.load_cases import load_cases
 from ingest.load_questions import load_questions
 from ingest.answer import answer_requests, generate_narratives
+from ingest.judge import judge
 from ingest.status import _table
 
 CORPUS = Path(__file__).resolve().parent / "demo_corpus"
@@ -21,6 +22,7 @@ COHORTS = ("sepsis", "glp1")
 # labelled simulators: a model that never uses hindsight, and one with a planted
 # 30% trap rate under full visibility (the estimators must recover it)
 SIMULATORS = ("sim:prospective", "sim:hindsight@0.3")
+JUDGE = "sim:exact-match"   # a labelled exact-match judge for the free responses
 
 
 def load_demo(db: Path) -> None:
@@ -66,8 +68,10 @@ def simulate_demo(db: Path, phase: str) -> None:
         for name in SIMULATORS:
             if phase == "narratives":
                 generate_narratives(con, name)
-            else:
+            elif phase == "answers":
                 answer_requests(con, name, variants=["standard"])
+        if phase == "judgments":
+            judge(con, JUDGE)
 
 
 def metrics_table(db: Path) -> str:
@@ -105,6 +109,7 @@ def run_demo() -> int:
     load_demo(db)
     steps = [("dbt build: requests", None), ("simulators write condition-3 narratives", "narratives"),
              ("dbt build: condition-3 requests", None), ("simulators answer every request", "answers"),
+             ("dbt build: scores", None), (f"{JUDGE} judges the free responses", "judgments"),
              ("dbt build: scores, paired metrics, bootstrap CIs", None)]
     for label, phase in steps:
         print(f"hindsight demo: {label}")

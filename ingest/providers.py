@@ -103,6 +103,9 @@ class SimulatedModel:
 
     async def complete(self, messages: list[dict], settings: Settings, context: dict | None = None) -> Completion:
         context = context or {}
+        if context.get("kind") in ("individual", "paired"):
+            verdict = self.simulator.judge(json.loads(messages[-1]["content"]))
+            return Completion(json.dumps(verdict), self.simulator.name, None, None)
         if "tts_lines" in context:
             return Completion(self.simulator.narrative(context["tts_lines"]), self.simulator.name, None, None)
         answer, evidence = self.simulator.answer(context, context.get("seed", 0))

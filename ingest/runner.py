@@ -56,6 +56,14 @@ def call_id(provider, model: str, base_url: str | None, messages: list[dict], se
 
 def parse_answer(text: str) -> tuple[dict | None, str]:
     """The {"answer", "evidence"} object, tolerating a code fence; else a parse status."""
+    value, status = parse_json_object(text)
+    if value is not None and "answer" not in value:
+        return None, "missing_answer"
+    return value, status
+
+
+def parse_json_object(text: str) -> tuple[dict | None, str]:
+    """The first JSON object in a reply, tolerating a code fence or chatter around it."""
     cleaned = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", text.strip())
     try:
         value = json.loads(cleaned)
@@ -67,8 +75,6 @@ def parse_answer(text: str) -> tuple[dict | None, str]:
             value = None
     if not isinstance(value, dict):
         return None, "not_json"
-    if "answer" not in value:
-        return None, "missing_answer"
     return value, "ok"
 
 

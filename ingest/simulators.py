@@ -8,7 +8,9 @@ behaviour), so their answers measure the estimators, never a model:
 - `sim:hindsight@P` with full visibility gives the hindsight trap with
   probability P on trap-bearing questions, else the reference;
 - `sim:noise@P` gives a random option (or a non-answer to free response)
-  with probability P, else the reference.
+  with probability P, else the reference;
+- `sim:exact-match` answers like `sim:prospective` and, as a judge, scores
+  free responses by exact (case-folded) match with the reference and trap.
 
 Every draw is a deterministic function of the simulator, the request and the
 seed, so repeated runs give identical answers.
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 
 from ingest.errors import InputError
 
-_SPEC = re.compile(r"^sim:(prospective|hindsight@([01](?:\.\d+)?)|noise@([01](?:\.\d+)?))$")
+_SPEC = re.compile(r"^sim:(prospective|exact-match|hindsight@([01](?:\.\d+)?)|noise@([01](?:\.\d+)?))$")
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,7 @@ class Simulator:
         match = _SPEC.match(spec.strip())
         if not match:
             raise InputError("--model", f"{spec!r} is not a simulator",
-                             "use sim:prospective, sim:hindsight@P or sim:noise@P with 0 <= P <= 1")
+                             "use sim:prospective, sim:exact-match, sim:hindsight@P or sim:noise@P with 0 <= P <= 1")
         kind = match.group(1).split("@")[0]
         rate = float(match.group(2) or match.group(3) or 0.0)
         if not 0.0 <= rate <= 1.0:
@@ -63,6 +65,20 @@ class Simulator:
                 return ("true" if pick < 0.5 else "false"), f"{self.name}: random truth value"
             return "The information given does not allow an answer.", f"{self.name}: non-answer"
         return reference, f"{self.name}: reference answer"
+
+    def judge(self, payload: dict) -> dict:
+        """Exact-match judging of free responses (the judge prompts' JSON shapes)."""
+        same = lambda a, b: a is not None and b is not None and a.strip().lower() == b.strip().lower()  # noqa: E731
+        score = lambda a, b: 1 if same(a, b) else 0  # noqa: E731
+        reference, trap = payload.get("reference_answer"), payload.get("hindsight_trap")
+        if "answer" in payload:
+            return {"accuracy_score": score(payload["answer"], reference), "htr_score": score(payload["answer"], trap)}
+        full, masked = payload["full_condition_answer"], payload["masked_condition_answer"]
+        result = {"full_equals_masked": same(full, masked),
+                  "full_accuracy_score": score(full, reference), "masked_accuracy_score": score(masked, reference),
+                  "full_htr_score": score(full, trap), "masked_htr_score": score(masked, trap)}
+        result["hbr_score"] = result["masked_accuracy_score"] * result["full_htr_score"]
+        return result
 
     def narrative(self, tts_lines: str) -> str:
         """A plain synthetic narrative: the visible events in timeline order."""

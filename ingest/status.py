@@ -42,6 +42,18 @@ def status_report(con, path: Path) -> str:
         union all
         select 'synthetic narratives', model, count(*) from raw.synthetic_narratives group by model
         order by what, key""")
+    out += ["", "model calls, tokens and cost per model (prices: seeds/model_prices.csv, after `hindsight build`):"]
+    priced = _exists(con, "reference", "model_prices")
+    price_join = "left join reference.model_prices p on p.model = c.model" if priced else ""
+    cost = ("round(sum(coalesce(c.input_tokens, 0) * p.input_usd_per_million_tokens "
+            "+ coalesce(c.output_tokens, 0) * p.output_usd_per_million_tokens) / 1e6, 4)") if priced else "null"
+    out += _table(con, f"""
+        select c.model, c.purpose, count(*) filter (where c.status = 'ok') as ok_calls,
+               count(*) filter (where c.status = 'error') as failed_calls,
+               count(*) filter (where c.parse_status not in ('ok')) as unparsed,
+               coalesce(sum(c.input_tokens), 0) as tokens_in, coalesce(sum(c.output_tokens), 0) as tokens_out,
+               {cost} as cost_usd
+        from raw.llm_calls c {price_join} group by all order by c.model, c.purpose""")
     if _exists(con, "main", "agg_tts_quality"):
         out += ["", "TTS records by status and reason (as of the last `hindsight build`):"]
         out += _table(con, """

@@ -176,3 +176,39 @@ def test_narratives_then_condition_3_answers(db):
         assert n > 0
         out = hindsight("answer", "--model", "openai:m", "--base-url", server.url + "/v1", "--conditions", "3.1,3.2").output
         assert f"{n} selected" in out
+
+
+def test_judge_scores_free_responses_individually_and_in_pairs(db):
+    def script(n, body):
+        if body["messages"][0]["content"].startswith("You answer"):
+            return None
+        user = json.loads(body["messages"][-1]["content"])
+        if "full_condition_answer" in user:
+            return {"content": json.dumps({"full_equals_masked": False, "full_accuracy_score": 0, "masked_accuracy_score": 1,
+                                           "full_htr_score": 1, "masked_htr_score": 0, "hbr_score": 1})}
+        if n % 7 == 0:
+            return {"content": json.dumps({"accuracy_score": 0.7, "htr_score": 0})}   # not in {0, 0.5, 1}
+        return {"content": "```json\n" + json.dumps({"accuracy_score": 0.5, "htr_score": 1}) + "\n```"}
+
+    with FakeLLMServer(script) as server:
+        hindsight("answer", "--model", "openai:m", "--base-url", server.url + "/v1", "--conditions", "2.1",
+                  "--variant", "standard")
+        assert build(db, ["--exclude", "resource_type:test", "resource_type:unit_test"])
+        out = hindsight("judge", "--model", "openai:judge", "--base-url", server.url + "/v1").output
+        judge_bodies = [b for b in server.requests if not b["messages"][0]["content"].startswith("You answer")]
+    assert any(b["messages"][0]["content"].startswith("You are evaluating an answer to a clinical temporal-QA question.")
+               for b in judge_bodies)
+    assert any(b["messages"][0]["content"].startswith("You are evaluating paired answers") for b in judge_bodies)
+    individual = scalar(db, "select count(*) from raw.judgments where kind = 'individual'")
+    paired = scalar(db, "select count(*) from raw.judgments where kind = 'paired'")
+    invalid = scalar(db, "select count(*) from raw.llm_calls where purpose = 'judge' and parse_status = 'invalid_scores'")
+    # identical judge prompts (same question and answer text) share one call
+    assert paired == 16 and 0 < individual < 32 and invalid > 0
+    assert "not the expected JSON" in out
+    assert build(db)
+    assert_dbt_passed()
+    scored = query(db, """select count(*) filter (where htr = 1), count(*) filter (where htr is null)
+                          from fct_answers where format = 'free response'""")[0]
+    assert scored == (individual, 32 - individual)   # answers whose judge reply was invalid stay unscored
+    assert query(db, """select distinct eval_target, air, hbr from fct_answer_pairs
+                        where format = 'free response' order by all""") == [("both", 1.0, 1.0), ("hindsight_bias", 1.0, None)]
