@@ -59,7 +59,7 @@ def answer_requests(con, spec: str, base_url: str | None = None, conditions: lis
                                          "(select load_id from raw.loads where kind = 'answer')").fetchall()}
     line = [0]
 
-    def write(job: Job, completion: Completion) -> str:
+    def write(cursor, job: Job, completion: Completion) -> str:
         request = job.context
         response_id = "r_" + hashlib.sha256(f"{job.call_id}|{request['request_id']}".encode()).hexdigest()[:24]
         parsed, status = parse_answer(completion.text)
@@ -74,7 +74,7 @@ def answer_requests(con, spec: str, base_url: str | None = None, conditions: lis
                    "response_parse_status": status, "response_parser_version": RESPONSE_PARSER_VERSION,
                    "narrative_model": request.get("narrative_model"), "warning_position": job.warning_position}
         line[0] += 1
-        con.execute("insert into raw.responses values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+        cursor.execute("insert into raw.responses values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
             load_id, f"runner:{spec}", line[0], response_id, request["question_id"], spec, request["condition"],
             request["visibility"], request["prompt_variant"], answer, None if evidence is None else str(evidence),
             json.dumps(payload), datetime.now(timezone.utc).replace(tzinfo=None)])
@@ -97,10 +97,10 @@ def generate_narratives(con, spec: str, base_url: str | None = None, limit: int 
     written = {r[0] for r in con.execute("select narrative_request_id from raw.synthetic_narratives where model = ?",
                                          [spec]).fetchall()}
 
-    def write(job: Job, completion: Completion) -> None:
+    def write(cursor, job: Job, completion: Completion) -> None:
         if job.target_id not in written:
             written.add(job.target_id)
-            con.execute("insert into raw.synthetic_narratives values (?, ?, ?, ?)",
+            cursor.execute("insert into raw.synthetic_narratives values (?, ?, ?, ?)",
                         [job.target_id, spec, completion.text.strip(), datetime.now(timezone.utc).replace(tzinfo=None)])
         return None
 

@@ -64,7 +64,7 @@ def judge(con, spec: str, base_url: str | None = None, limit: int | None = None,
                                                              {"role": "user", "content": user}],
                         {"kind": "paired", "full_response_id": full_id, "masked_response_id": masked_id}))
 
-    def write(job: Job, completion: Completion) -> str:
+    def write(cursor, job: Job, completion: Completion) -> str:
         kind = job.context["kind"]
         if kind == "individual":
             value, status = _parse_scores(completion.text, INDIVIDUAL_FIELDS)
@@ -74,7 +74,7 @@ def judge(con, spec: str, base_url: str | None = None, limit: int | None = None,
             return status
         judged.add(job.target_id)
         row = {f: value.get(f) for f in INDIVIDUAL_FIELDS + PAIRED_SCORE_FIELDS + ["full_equals_masked"]}
-        con.execute("insert into raw.judgments values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+        cursor.execute("insert into raw.judgments values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
             "j_" + hashlib.sha256(f"{job.call_id}|{job.target_id}".encode()).hexdigest()[:24], kind, job.context.get("response_id"), job.context.get("full_response_id"),
             job.context.get("masked_response_id"), spec, row["accuracy_score"], row["htr_score"],
             row["full_equals_masked"], row["full_accuracy_score"], row["masked_accuracy_score"], row["full_htr_score"],

@@ -4,16 +4,19 @@ A call's id is a content hash of provider, model, base URL, rendered messages
 and output-affecting settings (not retries, timeouts or keys). A call id with
 a stored `ok` row is never sent again, and every result is written the moment
 it arrives, so an interrupted run resumes with nothing lost or duplicated.
-Calls run concurrently under a limit on one event loop; writes happen on the
-loop's thread, one at a time, through the run's single DuckDB connection.
+Calls run concurrently under a limit on one event loop; a writer thread
+stores each result as it arrives, one transaction each, through a cursor of
+the run's single DuckDB connection (one writing process per file).
 """
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import json
+import queue
 import re
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -91,11 +94,71 @@ def _progress(total: int):
         return None
 
 
+class _Writer(threading.Thread):
+    """Writes each result as it arrives, in its own transaction, on a cursor of
+    the run's connection, so the event loop keeps its requests in flight."""
+
+    def __init__(self, con, groups, write, summary, bar):
+        super().__init__(daemon=True)
+        self.cursor, self.groups, self.write, self.summary, self.bar = con.cursor(), groups, write, summary, bar
+        self.items: queue.Queue = queue.Queue()
+        self.failure: BaseException | None = None
+
+    def run(self) -> None:
+        finished = False
+        while not finished:
+            # whatever has arrived since the last commit goes into the next one: no
+            # waiting, so every result is written as soon as the writer is free
+            batch = [self.items.get()]
+            while batch[-1] is not None and not self.items.empty() and len(batch) < 200:
+                batch.append(self.items.get_nowait())
+            finished = batch[-1] is None
+            batch = [item for item in batch if item is not None]
+            if batch and self.failure is None:
+                try:
+                    self._store(batch)
+                except BaseException as error:  # surfaced to the caller after the run
+                    self.failure = error
+
+    def _store(self, batch: list) -> None:
+        cursor = self.cursor
+        cursor.execute("begin transaction")
+        try:
+            for job, completion, record in batch:
+                self._store_one(job, completion, record)
+            cursor.execute("commit")
+        except BaseException:
+            cursor.execute("rollback")
+            raise
+        if self.bar is not None:
+            self.bar.update(len(batch))
+
+    def _store_one(self, job: Job, completion: Completion | None, record: dict) -> None:
+        same, summary, cursor = self.groups[job.call_id], self.summary, self.cursor
+        if completion:
+            # one call may serve several targets whose prompts are identical
+            for target in same:
+                status = self.write(cursor, target, completion)
+            if status is not None:
+                record["parse_status"], record["parser_version"] = status, RESPONSE_PARSER_VERSION
+            summary.answered += len(same)
+            summary.unparsed += len(same) * (status not in (None, "ok"))
+            summary.input_tokens += completion.input_tokens or 0
+            summary.output_tokens += completion.output_tokens or 0
+        else:
+            summary.failed += len(same)
+            summary.errors.append(record["error"])
+        cursor.execute(f"insert into raw.llm_calls ({', '.join(record)}) values ({', '.join('?' * len(record))})",
+                       list(record.values()))
+
+
 async def _run(con, provider, model: str, groups: dict[str, list[Job]], settings: Settings, concurrency: int,
-               write: Callable[[Job, Completion], str | None], summary: RunSummary) -> None:
+               write, summary: RunSummary) -> None:
     jobs = [same[0] for same in groups.values()]
     gate = asyncio.Semaphore(concurrency)
     bar = _progress(len(jobs))
+    writer = _Writer(con, groups, write, summary, bar)
+    writer.start()
 
     async def one(job: Job):
         async with gate:
@@ -110,7 +173,7 @@ async def _run(con, provider, model: str, groups: dict[str, list[Job]], settings
     try:
         for finished in asyncio.as_completed(tasks):
             job, completion, error, started, seconds = await finished
-            record = {
+            writer.items.put((job, completion, {
                 "call_id": job.call_id, "purpose": job.purpose, "target_id": job.target_id,
                 "provider": provider.provider, "model": model, "base_url_host": base_url_host(provider.base_url),
                 "reported_model": completion.reported_model if completion else None,
@@ -123,40 +186,23 @@ async def _run(con, provider, model: str, groups: dict[str, list[Job]], settings
                 "output_tokens": completion.output_tokens if completion else None,
                 "latency_ms": round(seconds * 1000, 1), "started_at": started, "finished_at": _now(),
                 "status": "ok" if completion else "error", "error": error,
-            }
-            con.execute("begin transaction")
-            try:
-                if completion:
-                    # one call may serve several targets whose prompts are identical
-                    for target in groups[job.call_id]:
-                        status = write(target, completion)
-                    if status is not None:
-                        record["parse_status"], record["parser_version"] = status, RESPONSE_PARSER_VERSION
-                    summary.answered += len(groups[job.call_id])
-                    summary.unparsed += len(groups[job.call_id]) * (status not in (None, "ok"))
-                    summary.input_tokens += completion.input_tokens or 0
-                    summary.output_tokens += completion.output_tokens or 0
-                else:
-                    summary.failed += len(groups[job.call_id])
-                    summary.errors.append(error)
-                con.execute(f"insert into raw.llm_calls ({', '.join(record)}) values ({', '.join('?' * len(record))})",
-                            list(record.values()))
-                con.execute("commit")
-            except BaseException:
-                con.execute("rollback")
-                raise
-            if bar is not None:
-                bar.update(1)
+            }))
+            if writer.failure is not None:
+                raise writer.failure
     finally:
         for task in tasks:
             task.cancel()
-        await provider.close()   # inside the loop, before asyncio.run closes it
+        writer.items.put(None)      # everything received so far is written before we return
+        await asyncio.get_running_loop().run_in_executor(None, writer.join)
+        await provider.close()      # inside the loop, before asyncio.run closes it
         if bar is not None:
             bar.close()
+    if writer.failure is not None:
+        raise writer.failure
 
 
 def run_jobs(con, provider, model: str, jobs: list[Job], settings: Settings, concurrency: int,
-             write: Callable[[Job, Completion], str | None]) -> RunSummary:
+             write: Callable[..., str | None]) -> RunSummary:
     """Send every call not already answered, write each result as it arrives,
     and write stored results for targets that lack them (writers skip targets
     already written)."""
@@ -172,7 +218,7 @@ def run_jobs(con, provider, model: str, jobs: list[Job], settings: Settings, con
         if key in done:
             con.execute("begin transaction")
             for job in same:
-                write(job, Completion(done[key][0], done[key][1], None, None))
+                write(con, job, Completion(done[key][0], done[key][1], None, None))
             con.execute("commit")
     if pending:
         asyncio.run(_run(con, provider, model, pending, settings, concurrency, write, summary))

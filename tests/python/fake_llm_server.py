@@ -83,7 +83,10 @@ class FakeLLMServer:
                 self.end_headers()
                 self.wfile.write(payload)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 256   # many clients connect at once under high concurrency
+
+        self.httpd = Server(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -99,3 +102,48 @@ class FakeLLMServer:
     def __exit__(self, *exc):
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def chat_completion(body: dict, number: int) -> dict:
+    return {"id": f"chatcmpl-{number}", "object": "chat.completion", "created": int(time.time()),
+            "model": body["model"] + "-served",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": visible_answer(body)}}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}}
+
+
+async def serve_async(delay: float) -> None:
+    """Chat completions on an asyncio server (keep-alive, no thread per
+    connection), so that a benchmark measures the client, not this server."""
+    import asyncio
+
+    served = [0]
+
+    async def handle(reader, writer):
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = int(next(line.split(b":", 1)[1] for line in head.split(b"\r\n")
+                                  if line.lower().startswith(b"content-length")))
+                body = json.loads(await reader.readexactly(length))
+                served[0] += 1
+                await asyncio.sleep(delay)
+                payload = json.dumps(chat_completion(body, served[0])).encode()
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
+                             + str(len(payload)).encode() + b"\r\n\r\n" + payload)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=1024)
+    print(server.sockets[0].getsockname()[1], flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, __import__("sys").stdin.read)
+
+
+if __name__ == "__main__":  # a standalone server for benchmarks: prints its port, serves until stdin closes
+    import argparse
+    import asyncio
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--delay", type=float, default=0.0)
+    asyncio.run(serve_async(parser.parse_args().delay))
