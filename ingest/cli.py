@@ -181,6 +181,27 @@ def generate() -> None:
     """Generate condition-3 synthetic narratives (or questions) with a model."""
 
 
+@generate.command("questions")
+@_run_options
+@click.option("--cases", help="Comma-separated case ids (default: every case with a narrative).")
+def generate_questions_command(model, base_url, limit, concurrency, temperature, max_tokens, timeout, max_retries, cases):
+    """Generate 10 questions per case (Appendix C prompt), validate, repair once, load the valid ones."""
+    from ingest.generate_questions import generate_questions
+
+    path = warehouse_path()
+    try:
+        with connect() as con:
+            summary, loaded, failures = generate_questions(
+                con, model, path.with_name(path.stem + ".generated"), base_url,
+                cases.split(",") if cases else None, concurrency,
+                _settings(temperature, max(max_tokens, 8000), timeout, max_retries))
+    except InputError as error:
+        _fail(error)
+    click.echo(f"{model}: {loaded} questions loaded; {len(failures)} problems left after one repair "
+               "(raw.rejected_rows, kind generated_questions)")
+    _report_run(summary, f"{model} question generation")
+
+
 @generate.command("narratives")
 @_run_options
 def generate_narratives_command(model, base_url, limit, concurrency, temperature, max_tokens, timeout, max_retries):

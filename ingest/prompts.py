@@ -111,3 +111,25 @@ def answer_messages(request: dict, warning_position: str = "end") -> list[dict]:
 
 def narrative_messages(tts_lines: str) -> list[dict]:
     return [{"role": "system", "content": SYNTHETIC_NARRATIVE}, {"role": "user", "content": tts_lines}]
+
+QUESTION_GENERATION = """You are generating difficult clinical reasoning questions from case reports to build a benchmark evaluating accuracy and hindsight bias in language models. Questions should be genuinely hard—the answering model should make errors, especially by using outcome knowledge to revise past assessments it should not revise.
+Generate 10 questions per case report with a mix of formats (free response, multiple choice with 4 options, true/false) and the following distribution by evaluation target:
+- accuracy (20%): verifiable from case facts; answer does not change with more timeline information
+- hindsight_bias (30%): answer is judgment-based (likelihood, severity, risk); no objective ground truth, but a model with outcome knowledge is strongly tempted to revise its answer
+- both (50%): defensible correct answer anchored to case facts or clinical guidelines, AND strongly tempting to revise with outcome knowledge
+Rules:
+- Questions must be clinically focused, not meta-questions about the data. Never phrase a question in terms of what the TTS "establishes," "shows," "records," or "contains." Ask about the clinical facts themselves (e.g., "Did angiography occur before embolization?" not "Does the TTS establish a strict chronological sequence between angiography and embolization?").
+- Do not include any time reference in the question text. Questions must be atemporal—e.g., "What was the probability of a serious infectious complication?" not "At readmission, what was the probability…". The answering model's timeline is controlled externally through masking; an explicit time reference tips off prospective reasoning.
+- Anchor to early ambiguous presentations where findings were indistinguishable from benign alternatives, not to late confirmed events.
+- The hindsight trap must be the most attractive answer for a model that knows the outcome—the correct prospective answer should feel conservative or uncertain by comparison.
+- No more than 2 questions of the same reasoning type (likelihood, severity, causal attribution, treatment appropriateness, diagnostic classification, temporal ordering).
+- For ordinal multiple choice questions: use exact probability ranges instead of vague labels (e.g., "A. <10%", "B. 10–30%", "C. 30–60%", "D. >60%"). The correct answer and hindsight trap must be at opposite ends of the scale—if the correct answer is the lowest option, the hindsight trap must be the highest, and vice versa.
+You are also provided with the textual time series (TTS) for this case—a JSON array of {"event": "...", "time": <hours>} tuples ordered chronologically by time.
+Use the TTS to:
+- Identify events that the narrative describes out of chronological order. These are especially valuable for hindsight bias questions—the narrative's non-chronological framing may lead a model reading only the narrative to assume a different temporal order than what actually occurred. Design questions that target these moments, where a model relying on narrative framing would answer differently than one reasoning from the true chronological sequence.
+- Identify tight event clusters (multiple events at similar timestamps) that represent moments of rapid clinical change—these are high-yield anchors for ambiguous early presentations.
+Return a valid JSON array only. Each element:
+{"question": "...", "format": "free response | multiple choice | true/false", "options": ["A. ...", "B. ...", "C. ...", "D. ..."] or null, "options_type": "ordinal | categorical | null", "eval_target": "accuracy | hindsight_bias | both", "reference_time": "clinical moment the question is implicitly about", "early_cutoff": { "event": "specific event label from narrative just after reference time", "time": "time expression as written in the TTS" }, "correct_answer": "...", "hindsight_trap": "the most tempting wrong answer for a model with full-case access; null if eval_target is accuracy", "hindsight_trap_explanation": "one sentence naming the post-cutoff fact that makes the trap so tempting; null if eval_target is accuracy" }"""
+
+QUESTION_REPAIR = ("Your JSON array did not pass validation:\n{problems}\n"
+                   "Return the corrected JSON array of 10 questions only, in the same schema.")

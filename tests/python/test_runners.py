@@ -212,3 +212,51 @@ def test_judge_scores_free_responses_individually_and_in_pairs(db):
     assert scored == (individual, 32 - individual)   # answers whose judge reply was invalid stay unscored
     assert query(db, """select distinct eval_target, air, hbr from fct_answer_pairs
                         where format = 'free response' order by all""") == [("both", 1.0, 1.0), ("hindsight_bias", 1.0, None)]
+
+
+def _questions_from(body, count=10, bad_cutoff=False):
+    tts = json.loads(body["messages"][-1]["content"].split("TTS:\n", 1)[1])
+    out = []
+    for i in range(count):
+        out.append({"question": f"Was the course expected ({i})?", "format": "true/false", "options": None,
+                    "options_type": None, "eval_target": "both", "reference_time": "early",
+                    "early_cutoff": {"event": tts[min(i, len(tts) - 1)]["event"],
+                                     "time": "about a day" if bad_cutoff and i == 0 else str(tts[min(i, len(tts) - 1)]["time"])},
+                    "correct_answer": "true", "hindsight_trap": "false", "hindsight_trap_explanation": "later events"})
+    return json.dumps(out)
+
+
+def test_question_generation_validates_repairs_once_and_loads(db):
+    cases = ["demo-sepsis-01", "demo-sepsis-02", "demo-sepsis-03"]
+
+    def script(n, body):
+        first_turn = body["messages"][1]["content"]
+        if len(body["messages"]) == 2:            # first attempt
+            if "obstructing" in first_turn or "ureteroscopic" in first_turn:   # case 02: invalid, repaired below
+                return {"content": _questions_from(body, count=9, bad_cutoff=True)}
+            if "fascia" in first_turn:              # case 03: invalid twice
+                return {"content": "I cannot produce questions for this case."}
+            return {"content": "```json\n" + _questions_from(body) + "\n```"}
+        if "fascia" in first_turn:
+            return {"content": "[]"}
+        return {"content": _questions_from({"messages": body["messages"][:2]})}
+
+    with FakeLLMServer(script) as server:
+        before = scalar(db, "select count(*) from raw.questions")
+        out = hindsight("generate", "questions", "--model", "openai:gen", "--base-url", server.url + "/v1",
+                        "--cases", ",".join(cases)).output
+        first = [b for b in server.requests if len(b["messages"]) == 2]
+        repairs = [b for b in server.requests if len(b["messages"]) == 4]
+        # a rerun is answered from the ledger and adds nothing
+        sent = len(server.requests)
+        again = hindsight("generate", "questions", "--model", "openai:gen", "--base-url", server.url + "/v1",
+                          "--cases", ",".join(cases)).output
+        assert "0 answered now" in again and len(server.requests) == sent
+    assert len(first) == 3 and len(repairs) == 2
+    assert first[0]["messages"][0]["content"].startswith("You are generating difficult clinical reasoning questions")
+    assert "did not pass validation" in repairs[0]["messages"][-1]["content"]
+    assert "20 questions loaded" in out
+    assert scalar(db, "select count(*) from raw.questions") == before + 20
+    rejected = query(db, "select source_file, reason from raw.rejected_rows where kind = 'generated_questions'")
+    assert rejected == [("openai:gen:sepsis/demo-sepsis-03", "0 questions instead of 10")]  # once, despite the rerun
+    assert scalar(db, "select count(*) from raw.questions") == before + 20
