@@ -54,7 +54,7 @@ def answer_requests(con, spec: str, base_url: str | None = None, conditions: lis
         where {' and '.join(where)} order by r.request_id {'limit ' + str(int(limit)) if limit else ''}""", params)
     names = [d[0] for d in cursor.description]
     rows = [dict(zip(names, row)) for row in cursor.fetchall()]
-    load_id = _register_run(con, "answer", spec)
+    load_id: list[int] = []   # registered with the first answer written, so a no-op rerun leaves no trace
     written = {r[0] for r in con.execute("select response_id from raw.responses where load_id in "
                                          "(select load_id from raw.loads where kind = 'answer')").fetchall()}
     line = [0]
@@ -74,8 +74,10 @@ def answer_requests(con, spec: str, base_url: str | None = None, conditions: lis
                    "response_parse_status": status, "response_parser_version": RESPONSE_PARSER_VERSION,
                    "narrative_model": request.get("narrative_model"), "warning_position": job.warning_position}
         line[0] += 1
+        if not load_id:
+            load_id.append(_register_run(cursor, "answer", spec))
         cursor.execute("insert into raw.responses values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
-            load_id, f"runner:{spec}", line[0], response_id, request["question_id"], spec, request["condition"],
+            load_id[0], f"runner:{spec}", line[0], response_id, request["question_id"], spec, request["condition"],
             request["visibility"], request["prompt_variant"], answer, None if evidence is None else str(evidence),
             json.dumps(payload), datetime.now(timezone.utc).replace(tzinfo=None)])
         return status

@@ -97,19 +97,19 @@ def generate_questions(con, spec: str, out_dir: Path, base_url: str | None = Non
 
     accepted, failures = [], []
     now = datetime.now(timezone.utc).replace(tzinfo=None)
-    run_id = _register_run(con, "questions", spec)
     for job in first:
         if job.target_id not in replies:
             continue
         valid, problems = _validate(replies[job.target_id], *job.context["case"], cases)
         accepted += valid
-        failures += [(run_id, "generated_questions", f"{spec}:{job.target_id}", n, "(reply)", problem,
+        failures += [(None, "generated_questions", f"{spec}:{job.target_id}", n, "(reply)", problem,
                       "inspect the raw reply in raw.rejected_rows / raw.llm_calls", replies[job.target_id], now)
                      for n, problem in enumerate(problems, start=1)]
     known = set(con.execute("select source_file, reason from raw.rejected_rows where kind = 'generated_questions'").fetchall())
     fresh = [f for f in failures if (f[2], f[5]) not in known]
     if fresh:
-        con.executemany("insert into raw.rejected_rows values (?, ?, ?, ?, ?, ?, ?, ?, ?)", fresh)
+        run_id = _register_run(con, "questions", spec)
+        con.executemany("insert into raw.rejected_rows values (?, ?, ?, ?, ?, ?, ?, ?, ?)", [(run_id, *f[1:]) for f in fresh])
     loaded = 0
     if accepted:
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -90,6 +90,10 @@ def test_openai_answers_exactly_once_through_429_500_and_malformed_replies(db):
                      "where response_parse_status <> 'ok'")
     assert kept == [("Sure! I think the answer is probably B.", "not_json", "invalid", "openai")]
     assert scalar(db, "select count(*) from fct_answers where model = 'openai:test-model'") == 12
+    status = hindsight("status").output
+    line = next(l for l in status.splitlines() if l.strip().startswith("openai:test-model"))
+    assert line.split()[1:5] == ["answer", "12", "0", "1"]     # ok calls, failed, not the expected JSON
+    assert int(line.split()[5]) == sum(range(100, 114)) - 100 - 101   # tokens in of the 12 served replies
 
 
 def test_request_bodies_carry_appendix_c_and_nothing_hidden(db):
