@@ -218,6 +218,51 @@ def generate_narratives_command(model, base_url, limit, concurrency, temperature
     click.echo("run `hindsight build` so that condition 3.x requests for this model appear")
 
 
+@load.command("hindsightbench")
+@click.argument("root", type=click.Path(path_type=Path))
+@click.option("--model", "models", multiple=True, help="Model key(s) under hindsight/outputs/bench (default: all).")
+def load_hindsightbench_command(root: Path, models: tuple[str, ...]) -> None:
+    """Load a HindsightBench release (arm cells, date and LAP probes, panel dates, SPX labels)."""
+    from ingest.load_hindsightbench import load_hindsightbench
+
+    try:
+        with connect() as con:
+            result = load_hindsightbench(con, root, list(models) or None)
+    except InputError as error:
+        _fail(error)
+    click.echo(f"load {result.load_id}: models {', '.join(result.models) or '(none new)'}; {result.cells} cells, "
+               f"{result.sketches} sketches, {result.probe_lines} probe lines, {result.quarantined} quarantined; "
+               f"already loaded: {', '.join(result.already_loaded) or 'none'}")
+    for path in result.ignored:
+        click.echo(f"  not used: {path}")
+
+
+@main.command()
+@click.option("--out", type=click.Path(path_type=Path), help="Write FILE.csv and FILE.md (default: leaderboard.csv/.md here).")
+@click.option("--check", "frozen", type=click.Path(path_type=Path), help="A frozen bench_rows.csv to check for drift.")
+@click.option("--strict", is_flag=True, help="With --check, fail also when a model is in only one of the two.")
+def leaderboard(out: Path | None, frozen: Path | None, strict: bool) -> None:
+    """The HindsightBench leaderboard from agg_hb_audit_rows, with an optional drift check."""
+    from ingest import leaderboard as board
+
+    with connect(warehouse_path(), read_only=True) as con:
+        rows = board.rows(con)
+    out = out or Path("leaderboard")
+    board.write_csv(rows, out.with_suffix(".csv"))
+    out.with_suffix(".md").write_text(board.markdown(rows) + "\n")
+    click.echo(f"{len(rows)} models -> {out.with_suffix('.csv')}, {out.with_suffix('.md')}")
+    if frozen:
+        try:
+            messages, failed = board.check(rows, frozen, strict)
+        except InputError as error:
+            _fail(error)
+        for message in messages:
+            click.echo(f"  {message}")
+        click.echo("drift check: " + ("FAILED" if failed else "ok"))
+        if failed:
+            sys.exit(1)
+
+
 @main.command(context_settings={"ignore_unknown_options": True})
 @click.argument("dbt_args", nargs=-1, type=click.UNPROCESSED)
 def build(dbt_args: tuple[str, ...]) -> None:

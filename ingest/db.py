@@ -143,6 +143,60 @@ create table if not exists raw.llm_calls (
     error                varchar
 );
 
+-- HindsightBench release layout (hindsight/outputs/bench/<model>/...)
+create table if not exists raw.hb_cells (
+    load_id              integer not null,
+    model_key            varchar not null,
+    arm                  varchar not null,
+    rep                  integer not null,
+    decision_date        varchar not null,
+    cell_path            varchar not null,
+    cell_status          varchar not null,   -- sketches | parse_error | empty
+    valid_count          integer,
+    invalid_count        integer,
+    loaded_at            timestamp not null
+);
+
+create table if not exists raw.hb_sketches (
+    load_id              integer not null,
+    model_key            varchar not null,
+    arm                  varchar not null,
+    rep                  integer not null,
+    decision_date        varchar not null,
+    sketch_index         integer not null,
+    direction            varchar,
+    hypothesis_id        varchar
+);
+
+create table if not exists raw.hb_date_probes (
+    load_id              integer not null,
+    model_key            varchar not null,
+    line_number          integer not null,
+    decision_date        varchar not null,
+    estimated_date       varchar,
+    raw_reply            varchar
+);
+
+create table if not exists raw.hb_lap_probes (
+    load_id              integer not null,
+    model_key            varchar not null,
+    line_number          integer not null,
+    decision_date        varchar not null,
+    rep                  integer,
+    answer               varchar
+);
+
+create table if not exists raw.hb_panel_dates (
+    load_id              integer not null,
+    decision_date        varchar not null
+);
+
+create table if not exists raw.hb_spx (
+    load_id              integer not null,
+    trading_date         varchar not null,
+    forward_return_20d   double
+);
+
 -- rows of question/response files that were rejected, with the fix
 create table if not exists raw.rejected_rows (
     load_id           integer not null,

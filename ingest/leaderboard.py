@@ -1,0 +1,91 @@
+"""`hindsight leaderboard`: the HindsightBench leaderboard from agg_hb_audit_rows,
+as CSV (every published column, ungated) and Markdown (gated cells hidden, with
+the gate named), and a drift check against a frozen bench_rows.csv."""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from ingest.errors import InputError
+
+PUBLISHED = ["e2_est", "e2_lo", "e2_hi", "e3_est", "e3_lo", "e3_hi", "p1_calendar", "p1_model_relative",
+             "rec_pre_year", "rec_pre_n", "rec_post_year", "rec_post_n", "lap_pre", "lap_post", "empirical_cutoff",
+             "recall_hit_rate", "recall_n", "delta", "delta_t", "delta_n", "valid_sketch_rate", "cells"]
+TOLERANCE = 1e-9
+
+
+def rows(con) -> list[dict]:
+    cursor = con.execute("select * from agg_hb_audit_rows order by e2_est desc nulls last, model_key")
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
+def _text(value) -> str:
+    return "" if value is None else repr(value) if isinstance(value, float) else str(value)
+
+
+def write_csv(rows_: list[dict], path: Path) -> None:
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["model_key", "display", "generation", *PUBLISHED, "e1_est", "e1_lo", "e1_hi",
+                         "lap_at_chance", "delta_gate", "delta_rank_deficient"])
+        for row in rows_:
+            writer.writerow([_text(row[c]) for c in ["model_key", "display", "generation", *PUBLISHED, "e1_est",
+                                                     "e1_lo", "e1_hi", "lap_at_chance", "delta_gate",
+                                                     "delta_rank_deficient"]])
+
+
+def markdown(rows_: list[dict]) -> str:
+    def number(value, digits=3):
+        return "—" if value is None else f"{value:+.{digits}f}" if isinstance(value, float) else str(value)
+
+    lines = ["| model | E2 [95% CI] | E3 [95% CI] | P1 | LAP pre / post | cutoff | REC pre | δ | VALID |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for row in rows_:
+        chance = bool(row["lap_at_chance"])
+        e2 = f"{number(row['e2_est'])} [{number(row['e2_lo'])}, {number(row['e2_hi'])}]"
+        e3 = f"{number(row['e3_est'])} [{number(row['e3_lo'])}, {number(row['e3_hi'])}]"
+        p1 = row["p1_model_relative"] if row["p1_mode"] == "model_relative" else row["p1_calendar"]
+        cutoff = "—ᵍ (LAP at chance)" if chance else (row["empirical_cutoff"] or "—")
+        delta = "—ᵍ (" + (row["delta_gate"] or "undefined") + ")" if row["delta"] is None else number(row["delta"])
+        if row["delta"] is not None and row["delta_rank_deficient"]:
+            delta += "ʳ"
+        rec = "—ⁿ" if row["rec_pre_year"] is None else f"{row['rec_pre_year']:.2f}"
+        lines.append(f"| {row['display'] or row['model_key']} | {e2} | {e3} | {number(p1)} ({row['p1_mode']}) | "
+                     f"{row['lap_pre']:.2f} / {row['lap_post']:.2f} | {cutoff} | {rec} | {delta} | "
+                     f"{row['valid_sketch_rate']:.1%} |")
+    lines += ["", "—ᵍ gated (chance test or δ gates), —ⁿ fewer than 10 parsed REC estimates, "
+              "ʳ δ from a rank-deficient design (pseudo-inverse value, not identified); "
+              "E1, the gate outcomes and every ungated value are in the CSV and in agg_hb_audit_rows."]
+    return "\n".join(lines)
+
+
+def check(rows_: list[dict], frozen: Path, strict: bool = False) -> tuple[list[str], bool]:
+    """Drifting cells against a frozen bench_rows.csv; (messages, failed)."""
+    if not frozen.exists():
+        raise InputError(frozen, "frozen leaderboard not found", "pass the path of a bench_rows.csv")
+    with frozen.open(newline="") as handle:
+        published = {r.get("key") or r.get("model_key"): r for r in csv.DictReader(handle)}
+    ours = {r["model_key"]: r for r in rows_}
+    messages, failed = [], False
+    for key in sorted(set(ours) & set(published)):
+        for column in PUBLISHED:
+            if column not in published[key]:
+                continue
+            expected, actual = published[key][column], ours[key][column]
+            if expected == "" and actual is None:
+                continue
+            try:
+                same = actual is not None and abs(float(expected) - float(actual)) <= TOLERANCE
+            except ValueError:
+                same = str(actual) == expected
+            if not same:
+                failed = True
+                messages.append(f"drift: {key}.{column}: frozen {expected or '(empty)'}, now {_text(actual) or '(empty)'}")
+    for key in sorted(set(published) - set(ours)):
+        messages.append(f"only in the frozen file: {key}")
+    for key in sorted(set(ours) - set(published)):
+        messages.append(f"only in the warehouse: {key}")
+    if strict and set(published) ^ set(ours):
+        failed = True
+    return messages, failed

@@ -1,0 +1,152 @@
+"""`hindsight load hindsightbench ROOT`: a HindsightBench release into raw.
+
+Required: `hindsight/outputs/bench/<model>/` (arm cells, date and LAP probes)
+and `macrochain/data/processed/{sketches_panel.jsonl, spx_target_new.parquet}`;
+other files are listed, never an error. Cells that are symlinks are followed.
+A malformed line or file is quarantined in raw.rejected_rows with a reason and
+counted. One transaction per call; a model already loaded with the same bytes
+is passed over.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ingest.db import next_load_id
+from ingest.errors import InputError
+
+ARMS = ("R", "D", "M", "W")
+DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+@dataclass
+class HindsightBenchLoad:
+    load_id: int
+    models: list[str] = field(default_factory=list)
+    already_loaded: list[str] = field(default_factory=list)
+    cells: int = 0
+    sketches: int = 0
+    probe_lines: int = 0
+    quarantined: int = 0
+    ignored: list[str] = field(default_factory=list)
+
+
+def _model_digest(directory: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in directory.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(directory)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def load_hindsightbench(con, root: Path, models: list[str] | None = None) -> HindsightBenchLoad:
+    root = Path(root).resolve()
+    bench = root / "hindsight" / "outputs" / "bench"
+    panel = root / "macrochain" / "data" / "processed" / "sketches_panel.jsonl"
+    spx = root / "macrochain" / "data" / "processed" / "spx_target_new.parquet"
+    for required in (bench, panel, spx):
+        if not required.exists():
+            raise InputError(required, "missing from the release layout",
+                             "pass the release root holding hindsight/outputs/bench and macrochain/data/processed")
+    available = sorted(p.name for p in bench.iterdir() if p.is_dir())
+    wanted = models or available
+    unknown = [m for m in wanted if m not in available]
+    if unknown:
+        raise InputError(bench, f"no model folder {', '.join(unknown)}", f"choose from {', '.join(available)}")
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    load_id = next_load_id(con)
+    result = HindsightBenchLoad(load_id)
+    result.ignored = sorted(str(p.relative_to(root)) for p in bench.iterdir() if p.is_file())
+    seen = {(r[0], r[1]) for r in con.execute(
+        "select case_id, file_sha256 from raw.loads where kind = 'hindsightbench'").fetchall()}
+    loads, cells, sketches, date_probes, lap_probes, rejected = [], [], [], [], [], []
+
+    def reject(path: Path, line: int, reason: str, text: str):
+        rejected.append((load_id, "hindsightbench", str(path), line, "(line)", reason,
+                         "inspect the file; the line is kept here and left out of the metrics", text[:2000], now))
+
+    for model in wanted:
+        directory = bench / model
+        digest = _model_digest(directory)
+        if (model, digest) in seen:
+            result.already_loaded.append(model)
+            continue
+        result.models.append(model)
+        loads.append((load_id, "hindsightbench", None, None, model, str(directory), digest, "loaded", None, None, now))
+        for arm in ARMS:
+            for rep_dir in sorted((directory / arm).glob("rep*")) if (directory / arm).exists() else []:
+                rep = int(rep_dir.name[3:]) if rep_dir.name[3:].isdigit() else None
+                for cell in sorted(rep_dir.iterdir()):
+                    if not cell.is_dir() or not DATE.match(cell.name) or rep is None:
+                        reject(cell, 0, "not an arm cell (<arm>/rep<k>/<YYYY-MM-DD>/)", cell.name)
+                        continue
+                    meta_path, sketch_path = cell / "03_run_meta.json", cell / "01_sketches_valid.json"
+                    valid = invalid = None
+                    status = "empty"
+                    if sketch_path.exists():
+                        try:
+                            items = json.loads(sketch_path.read_text())
+                            meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+                            valid, invalid = meta.get("valid_count"), meta.get("invalid_count")
+                            status = "sketches"
+                            for index, item in enumerate(items):
+                                sketches.append((load_id, model, arm, rep, cell.name, index,
+                                                 item.get("direction") if isinstance(item, dict) else None,
+                                                 item.get("hypothesis_id") if isinstance(item, dict) else None))
+                        except (json.JSONDecodeError, AttributeError, TypeError) as error:
+                            reject(sketch_path, 0, f"unreadable sketches ({error})", sketch_path.read_text()[:2000])
+                    elif (cell / "99_parse_error.txt").exists():
+                        status = "parse_error"
+                    cells.append((load_id, model, arm, rep, cell.name, str(cell), status, valid, invalid, now))
+        for name, target in (("date_probe_results.jsonl", date_probes), ("lap_probe_results.jsonl", lap_probes)):
+            path = directory / name
+            if not path.exists():
+                reject(path, 0, "probe file missing", "")
+                continue
+            for number, line in enumerate(path.read_text().splitlines(), start=1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                    date = record["decision_date"]
+                    if not isinstance(date, str) or not DATE.match(date):
+                        raise ValueError(f"decision_date {date!r}")
+                except (json.JSONDecodeError, KeyError, ValueError, TypeError) as error:
+                    reject(path, number, f"malformed probe line ({error})", line)
+                    continue
+                if target is date_probes:
+                    target.append((load_id, model, number, date, record.get("estimated_date"), record.get("raw")))
+                else:
+                    target.append((load_id, model, number, date, record.get("rep"), record.get("answer")))
+
+    panel_dates, spx_rows = [], []
+    if not con.execute("select count(*) from raw.hb_panel_dates").fetchone()[0]:
+        dates = set()
+        for number, line in enumerate(panel.read_text().splitlines(), start=1):
+            try:
+                dates.add(json.loads(line)["decision_date"])
+            except (json.JSONDecodeError, KeyError, TypeError):
+                reject(panel, number, "malformed panel line", line)
+        panel_dates = [(load_id, d) for d in sorted(dates)]
+        spx_rows = con.execute(f"""select {load_id}, strftime(cast(date as date), '%Y-%m-%d'), forward_return_20d
+                                   from read_parquet(?) order by date""", [str(spx)]).fetchall()
+
+    con.execute("begin transaction")
+    try:
+        for table, rows, width in (("loads", loads, 11), ("hb_cells", cells, 10), ("hb_sketches", sketches, 8),
+                                   ("hb_date_probes", date_probes, 6), ("hb_lap_probes", lap_probes, 6),
+                                   ("hb_panel_dates", panel_dates, 2), ("hb_spx", spx_rows, 3),
+                                   ("rejected_rows", rejected, 9)):
+            if rows:
+                con.executemany(f"insert into raw.{table} values ({', '.join('?' * width)})", rows)
+        con.execute("commit")
+    except BaseException:
+        con.execute("rollback")
+        raise
+    result.cells, result.sketches = len(cells), len(sketches)
+    result.probe_lines, result.quarantined = len(date_probes) + len(lap_probes), len(rejected)
+    return result

@@ -1,0 +1,16 @@
+-- One row per model x probed date: LAP_d = (up + down) / all lines, UD_d = (up - down) / all lines,
+-- with unknown, invalid and duplicate lines all counted.
+with probes as (
+    select * from {{ ref('stg_raw__hb_lap_probes') }}
+)
+
+select
+    model_key,
+    decision_date,
+    count(*) as n_lines,
+    count(*) filter (where answer = 'up') as n_up,
+    count(*) filter (where answer = 'down') as n_down,
+    cast(count(*) filter (where answer in ('up', 'down')) as double) / count(*) as lap,
+    cast(count(*) filter (where answer = 'up') - count(*) filter (where answer = 'down') as double) / count(*) as ud
+from probes
+group by all

@@ -1,0 +1,140 @@
+"""One row per HindsightBench model: what SQL cannot do well - the stratified
+bootstrap CIs of E1, E2, E3, the delta regression with HAC standard errors,
+and the chance test of the LAP recall.
+
+Bootstrap (HINDSIGHTBENCH_SPEC.md): B = 10,000 replicates from numpy
+default_rng(2026); each replicate draws 11 dates with replacement from the
+ordered crisis list, then 36 from the calm list; the statistic is paired
+(gap_a - gap_b on the same drawn lists); undefined replicates are dropped and
+no CI is given with fewer than 5,000 left; 2.5/97.5 percentiles, linear. One
+generator per model row: E2 first, E3 continues its stream; E1 uses a fresh
+generator. delta: OLS hit ~ 1 + signal + lap + signal x lap over PRE dates
+with an R net signal, a realized direction and a LAP value; Newey-West (Bartlett,
+6 lags, no small-sample correction); reported when n > 30 and the population
+variance of lap > 1e-4; a rank-deficient design is flagged, the pseudo-inverse
+value kept.
+"""
+import math
+
+import numpy as np
+import pandas as pd
+
+REPLICATES, SEED, MIN_FINITE, LAGS = 10_000, 2026, 5_000, 6
+
+
+def _gap(bearish, sketches, crisis, calm):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return bearish[crisis].sum() / sketches[crisis].sum() - bearish[calm].sum() / sketches[calm].sum()
+
+
+def _paired_ci(rng, counts, a, b, crisis, calm):
+    """Percentile CI of gap_a - gap_b over stratified date draws (lists of date keys)."""
+    stats = np.empty(REPLICATES)
+    for r in range(REPLICATES):
+        crisis_draw = rng.choice(crisis, size=len(crisis), replace=True)
+        calm_draw = rng.choice(calm, size=len(calm), replace=True)
+        values = []
+        for arm in (a, b):
+            bearish, sketches = counts[arm]
+            values.append(_gap(bearish, sketches, crisis_draw, calm_draw))
+        stats[r] = values[0] - values[1]
+    finite = stats[np.isfinite(stats)]
+    if len(finite) < MIN_FINITE:
+        return None, None, len(finite)
+    low, high = np.percentile(finite, [2.5, 97.5])
+    return float(low), float(high), len(finite)
+
+
+def _hac_delta(frame):
+    y = frame["hit"].to_numpy(float)
+    signal, lap = frame["signal"].to_numpy(float), frame["lap"].to_numpy(float)
+    x = np.column_stack([np.ones_like(y), signal, lap, signal * lap])
+    xtx_inv = np.linalg.pinv(x.T @ x)
+    beta = xtx_inv @ x.T @ y
+    scores = x * (y - x @ beta)[:, None]
+    meat = scores.T @ scores
+    for lag in range(1, LAGS + 1):
+        weight = 1 - lag / (LAGS + 1)
+        gamma = scores[lag:].T @ scores[:-lag]
+        meat += weight * (gamma + gamma.T)
+    cov = xtx_inv @ meat @ xtx_inv
+    return float(beta[3]), float(beta[3] / math.sqrt(cov[3, 3])), int(np.linalg.matrix_rank(x)) < 4
+
+
+def _binomial_upper_tail(hits, n):
+    return sum(math.comb(n, k) for k in range(hits, n + 1)) / 2 ** n
+
+
+def model(dbt, session):
+    dbt.config(materialized="table")
+    counts = dbt.ref("int_hb_sketch_counts").df()
+    dates = dbt.ref("int_hb_dates").df()
+    lap = dbt.ref("int_hb_lap_by_date").df()
+    crisis = dates[dates["date_window"] == "crisis"].sort_values("window_position")["decision_date"].to_numpy()
+    calm = dates[dates["date_window"] == "calm"].sort_values("window_position")["decision_date"].to_numpy()
+    pre = dates[dates["period"] == "pre"].sort_values("decision_date")
+    realized = dict(zip(dates["decision_date"], dates["realized_direction"]))
+
+    rows = []
+    for model_key, mine in counts.groupby("model_key", sort=True):
+        by_arm = {}
+        for arm, part in mine.groupby("arm"):
+            indexed = part.set_index("decision_date")
+            by_arm[arm] = (indexed["n_bearish"].astype(float), indexed["n_sketches"].astype(float))
+        table = {arm: (bearish.reindex(np.union1d(crisis, calm), fill_value=0.0),
+                       sketches.reindex(np.union1d(crisis, calm), fill_value=0.0))
+                 for arm, (bearish, sketches) in by_arm.items()}
+        row = {"model_key": model_key}
+        rng = np.random.default_rng(SEED)
+        if {"D", "M"} <= table.keys():
+            row["e2_lo"], row["e2_hi"], row["e2_finite_replicates"] = _paired_ci(rng, table, "D", "M", crisis, calm)
+        if {"W", "W_fake"} <= table.keys():
+            row["e3_lo"], row["e3_hi"], row["e3_finite_replicates"] = _paired_ci(rng, table, "W_fake", "W", crisis, calm)
+        if {"R", "D"} <= table.keys():
+            row["e1_lo"], row["e1_hi"], row["e1_finite_replicates"] = _paired_ci(
+                np.random.default_rng(SEED), table, "R", "D", crisis, calm)
+
+        # delta sample: PRE dates in order with R sketches, a realized direction, a LAP value, net != 0
+        laps = lap[lap["model_key"] == model_key].set_index("decision_date")
+        r_counts = mine[mine["arm"] == "R"].set_index("decision_date")
+        sample = []
+        for date in pre["decision_date"]:
+            if date not in r_counts.index or pd.isna(realized.get(date)) or date not in laps.index:
+                continue
+            net = r_counts.at[date, "n_bullish"] - r_counts.at[date, "n_bearish"]
+            if net == 0:
+                continue
+            signal = 1 if net > 0 else -1
+            sample.append({"signal": signal, "hit": float(signal == realized[date]), "lap": laps.at[date, "lap"]})
+        frame = pd.DataFrame(sample)
+        row["delta_n"] = len(frame)
+        if len(frame):
+            lap_var = float(np.var(frame["lap"].to_numpy()))
+            row["delta_lap_variance"] = lap_var
+            row["delta_gate"] = "n" if len(frame) <= 30 else ("lowvar" if lap_var <= 1e-4 else None)
+            estimate, t_value, deficient = _hac_delta(frame)
+            row["delta_rank_deficient"] = deficient
+            if row["delta_gate"] is None:
+                row["delta"], row["delta_t"] = estimate, t_value
+
+        # LAP recall hit rate over PRE dates with UD != 0 and a realized direction, and its chance test
+        pre_laps = laps.reindex(pre["decision_date"]).dropna(subset=["ud"])
+        hits = n = 0
+        for date, entry in pre_laps.iterrows():
+            if entry["ud"] != 0 and not pd.isna(realized.get(date)):
+                n += 1
+                hits += int(np.sign(entry["ud"]) == realized[date])
+        row["recall_hits"], row["recall_n"] = hits, n
+        row["recall_p_value"] = _binomial_upper_tail(hits, n) if n else None
+        row["lap_at_chance"] = None if not n else bool(row["recall_p_value"] >= 0.05)
+        rows.append(row)
+
+    columns = ["model_key", "e1_lo", "e1_hi", "e1_finite_replicates", "e2_lo", "e2_hi", "e2_finite_replicates",
+               "e3_lo", "e3_hi", "e3_finite_replicates", "delta", "delta_t", "delta_n", "delta_lap_variance",
+               "delta_gate", "delta_rank_deficient", "recall_hits", "recall_n", "recall_p_value", "lap_at_chance"]
+    out = pd.DataFrame(rows, columns=columns)
+    for name in ("delta_gate",):
+        out[name] = out[name].astype("object")
+    for name in ("e1_lo", "e1_hi", "e2_lo", "e2_hi", "e3_lo", "e3_hi", "delta", "delta_t", "delta_lap_variance", "recall_p_value"):
+        out[name] = out[name].astype("float64")
+    return out

@@ -1,0 +1,136 @@
+-- One row per audited model (its registry's latest row version): the published bench_rows.csv
+-- columns (key as model_key) computed from the raw cells and probes, ungated, plus E1 with its CI,
+-- the computed gates (LAP chance test, delta gates and rank, REC n, bootstrap finite replicates)
+-- and a reason for every undefined value. Only the rendered leaderboard hides gated cells.
+with gaps as (
+    select model_key,
+        max(gap) filter (where arm = 'R') - max(gap) filter (where arm = 'D') as e1_est,
+        max(gap) filter (where arm = 'D') - max(gap) filter (where arm = 'M') as e2_est,
+        max(gap) filter (where arm = 'W_fake') - max(gap) filter (where arm = 'W') as e3_est
+    from {{ ref('agg_hb_gaps') }}
+    group by model_key
+),
+
+estimates as (
+    select * from {{ ref('agg_hb_audit_estimates') }}
+),
+
+lap as (
+    select * from {{ ref('agg_hb_lap_series') }}
+),
+
+lap_summary as (
+    select
+        model_key,
+        avg(lap) filter (where period = 'pre') as lap_pre,
+        avg(lap) filter (where decision_date >= '2025-01') as lap_post,
+        max(decision_month) filter (where lap > 0.1) as empirical_cutoff
+    from lap
+    group by model_key
+),
+
+post_shares as (
+    select
+        shares.model_key,
+        shares.arm,
+        shares.decision_date,
+        shares.n_bearish,
+        shares.n_sketches,
+        left(shares.decision_date, 7) > lap_summary.empirical_cutoff as is_after_cutoff
+    from {{ ref('agg_hb_bearish_shares') }} as shares
+    inner join lap_summary on lap_summary.model_key = shares.model_key
+    where shares.arm in ('D', 'M') and shares.decision_date >= '2025-02'
+),
+
+p1 as (
+    select
+        model_key,
+        sum(n_bearish) filter (where arm = 'D') / sum(n_sketches) filter (where arm = 'D')
+            - sum(n_bearish) filter (where arm = 'M') / sum(n_sketches) filter (where arm = 'M') as p1_calendar,
+        sum(n_bearish) filter (where arm = 'D' and is_after_cutoff) / sum(n_sketches) filter (where arm = 'D' and is_after_cutoff)
+            - sum(n_bearish) filter (where arm = 'M' and is_after_cutoff) / sum(n_sketches) filter (where arm = 'M' and is_after_cutoff)
+            as p1_after_cutoff
+    from post_shares
+    group by model_key
+),
+
+rec as (
+    select model_key,
+        max(year_share) filter (where period = 'pre') as rec_pre_year,
+        max(n) filter (where period = 'pre') as rec_pre_n,
+        max(year_share) filter (where period = 'post') as rec_post_year,
+        max(n) filter (where period = 'post') as rec_post_n
+    from {{ ref('agg_hb_rec') }}
+    group by model_key
+),
+
+cells as (
+    select model_key,
+        count(*) as cells,
+        cast(sum(valid_count) filter (where cell_status = 'sketches') as double) / (8 * count(*)) as valid_sketch_rate
+    from {{ ref('stg_raw__hb_cells') }}
+    group by model_key
+),
+
+registry as (
+    select * from {{ ref('hb_registry') }}
+    qualify row_number() over (partition by model_key order by row_version desc) = 1
+),
+
+final as (
+    select
+        cells.model_key,
+        registry.row_version,
+        registry.display,
+        registry.generation,
+        gaps.e1_est, estimates.e1_lo, estimates.e1_hi,
+        gaps.e2_est, estimates.e2_lo, estimates.e2_hi,
+        gaps.e3_est, estimates.e3_lo, estimates.e3_hi,
+        case when coalesce(estimates.lap_at_chance, false) then 'calendar'
+             when lap_summary.empirical_cutoff >= '2025-02' then 'model_relative' else 'calendar' end as p1_mode,
+        p1.p1_calendar,
+        case when not coalesce(estimates.lap_at_chance, false) and lap_summary.empirical_cutoff >= '2025-02'
+            then p1.p1_after_cutoff end as p1_model_relative,
+        rec.rec_pre_year, cast(rec.rec_pre_n as integer) as rec_pre_n,
+        rec.rec_post_year, cast(rec.rec_post_n as integer) as rec_post_n,
+        lap_summary.lap_pre, lap_summary.lap_post, lap_summary.empirical_cutoff,
+        cast(estimates.recall_hits as double) / nullif(estimates.recall_n, 0) as recall_hit_rate,
+        cast(estimates.recall_n as integer) as recall_n,
+        estimates.delta, estimates.delta_t, cast(estimates.delta_n as integer) as delta_n,
+        cells.valid_sketch_rate,
+        cast(cells.cells as integer) as cells,
+        -- computed gates, beside the published flags
+        estimates.lap_at_chance,
+        estimates.recall_p_value,
+        registry.published_lap_at_chance,
+        estimates.delta_gate,
+        estimates.delta_rank_deficient,
+        estimates.delta_lap_variance,
+        rec.rec_pre_n < 10 as rec_pre_n_gate,
+        rec.rec_post_n < 10 as rec_post_n_gate,
+        cast(estimates.e1_finite_replicates as integer) as e1_finite_replicates,
+        cast(estimates.e2_finite_replicates as integer) as e2_finite_replicates,
+        cast(estimates.e3_finite_replicates as integer) as e3_finite_replicates,
+        concat_ws('; ',
+            case when gaps.e2_est is null then 'e2: a crisis or calm window has no D or M sketch' end,
+            case when gaps.e3_est is null then 'e3: a window has no W sketch' end,
+            case when estimates.e2_lo is null and gaps.e2_est is not null then 'e2 CI: fewer than 5,000 finite replicates' end,
+            case when estimates.delta is null then 'delta: ' || coalesce(case estimates.delta_gate when 'n' then 'n <= 30'
+                 when 'lowvar' then 'population variance of LAP <= 1e-4' end, 'no usable dates') end,
+            case when estimates.delta_rank_deficient then 'delta: design matrix rank-deficient (pseudo-inverse value)' end,
+            case when rec.rec_pre_year is null then 'rec_pre: fewer than 10 parsed estimates' end,
+            case when rec.rec_post_year is null then 'rec_post: fewer than 10 parsed estimates' end,
+            case when lap_summary.empirical_cutoff is null then 'cutoff: no date with LAP above 0.1' end,
+            case when lap_summary.empirical_cutoff < '2025-02' or coalesce(estimates.lap_at_chance, false)
+                 then 'p1_model_relative: at chance or cutoff before 2025-02' end
+        ) as undefined_reasons
+    from cells
+    left join gaps on gaps.model_key = cells.model_key
+    left join estimates on estimates.model_key = cells.model_key
+    left join lap_summary on lap_summary.model_key = cells.model_key
+    left join p1 on p1.model_key = cells.model_key
+    left join rec on rec.model_key = cells.model_key
+    left join registry on registry.model_key = cells.model_key
+)
+
+select * from final

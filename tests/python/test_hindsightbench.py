@@ -1,0 +1,160 @@
+"""HindsightBench audit rows recomputed from the release layout: every published
+value of the four models in ../shared/data, the gates, the leaderboard and its
+drift check, and a small synthetic release for quarantine and symlinks."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+
+import duckdb
+import pytest
+
+from conftest import PROJECT, assert_dbt_passed, query, require_shared
+from ingest.leaderboard import PUBLISHED
+
+E1_REFERENCE = {  # upstream e1_all_models.json, quoted in the release's EXTRACTION_NOTES.md
+    "claude-haiku-4-5": (-0.06344696969696967, -0.1336845012626263, 0.0067984532828281345),
+    "llama-3.1-70b-awq": (0.07291666666666666, -0.011837121212121215, 0.15278172348484842),
+}
+
+
+def hindsight(db, *args, expect=0):
+    done = subprocess.run([sys.executable, "-m", "ingest.cli", *map(str, args)], cwd=PROJECT, capture_output=True,
+                          text=True, env={**os.environ, "HINDSIGHT_DB": str(db)})
+    assert done.returncode == expect, done.stdout[-4000:] + done.stderr[-2000:]
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def audit(tmp_path_factory):
+    root = require_shared("hindsightbench")
+    db = tmp_path_factory.mktemp("hb") / "w.duckdb"
+    out = hindsight(db, "load", "hindsightbench", root)
+    assert "claude-haiku-4-5, gpt-5.4-mini, llama-3.1-70b-awq, qwen3.6-27b-fp8" in out
+    assert "8256 cells" in out and "0 quarantined" in out
+    hindsight(db, "build")
+    assert_dbt_passed()
+    with duckdb.connect(str(db), read_only=True) as con:
+        cursor = con.execute("select * from agg_hb_audit_rows")
+        names = [d[0] for d in cursor.description]
+        rows = {r[0]: dict(zip(names, r)) for r in cursor.fetchall()}
+    with open(root / "hindsight" / "outputs" / "bench" / "bench_rows.csv", newline="") as handle:
+        published = {r["key"]: r for r in csv.DictReader(handle)}
+    return db, rows, published, root
+
+
+def test_every_published_value_is_reproduced(audit):
+    _, rows, published, _ = audit
+    assert set(rows) == {"claude-haiku-4-5", "gpt-5.4-mini", "llama-3.1-70b-awq", "qwen3.6-27b-fp8"}
+    checked = 0
+    for key, row in rows.items():
+        for column in PUBLISHED:
+            expected, actual = published[key][column], row[column]
+            if expected == "":
+                assert actual is None, (key, column, actual)
+            elif column == "empirical_cutoff" or column.endswith("_n") or column == "cells":
+                assert str(actual) == expected, (key, column, actual)       # exactly
+            else:
+                assert actual == pytest.approx(float(expected), abs=1e-9), (key, column)
+            checked += 1
+    assert checked == 4 * len(PUBLISHED)
+
+
+def test_e1_and_its_ci_match_the_upstream_reference(audit):
+    _, rows, _, _ = audit
+    for key, (estimate, low, high) in E1_REFERENCE.items():
+        assert (rows[key]["e1_est"], rows[key]["e1_lo"], rows[key]["e1_hi"]) == pytest.approx((estimate, low, high), abs=1e-12)
+
+
+def test_gates_are_computed_and_reported(audit):
+    _, rows, published, _ = audit
+    for key, row in rows.items():
+        assert row["lap_at_chance"] == (published[key]["lap_at_chance"] == "True") == row["published_lap_at_chance"]
+        assert row["e2_finite_replicates"] == 10_000
+    assert rows["gpt-5.4-mini"]["delta_gate"] == "lowvar" and rows["gpt-5.4-mini"]["delta"] is None
+    assert "population variance of LAP" in rows["gpt-5.4-mini"]["undefined_reasons"]
+    # the only negative-signal date of llama-3.1-70b-awq has LAP = 0: delta is reproduced and flagged
+    assert rows["llama-3.1-70b-awq"]["delta_rank_deficient"] is True
+    assert "rank-deficient" in rows["llama-3.1-70b-awq"]["undefined_reasons"]
+    assert rows["claude-haiku-4-5"]["delta_rank_deficient"] is False
+    assert rows["claude-haiku-4-5"]["p1_model_relative"] is None and rows["claude-haiku-4-5"]["p1_mode"] == "calendar"
+
+
+def test_lap_series_explains_the_cutoff(audit):
+    db, rows, _, _ = audit
+    for key, row in rows.items():
+        last = query(db, "select max(decision_month) from agg_hb_lap_series where model_key = ? and is_above_threshold", [key])
+        assert last[0][0] == row["empirical_cutoff"]
+    assert query(db, "select count(*) from agg_hb_lap_series where model_key = 'gpt-5.4-mini'")[0][0] == 258
+
+
+def test_reload_adds_nothing(audit, tmp_path):
+    db, _, _, root = audit
+    copy = tmp_path / "again.duckdb"
+    copy.write_bytes(db.read_bytes())
+    before = query(copy, "select count(*) from raw.hb_sketches")[0][0]
+    out = hindsight(copy, "load", "hindsightbench", root, "--model", "gpt-5.4-mini")
+    assert "already loaded: gpt-5.4-mini" in out
+    assert query(copy, "select count(*) from raw.hb_sketches")[0][0] == before
+
+
+def test_leaderboard_and_drift_check(audit, tmp_path):
+    db, _, _, root = audit
+    frozen = root / "hindsight" / "outputs" / "bench" / "bench_rows.csv"
+    out = hindsight(db, "leaderboard", "--out", tmp_path / "board", "--check", frozen)
+    assert "drift check: ok" in out and "only in the frozen file: gpt-5.5" in out
+    assert "| Claude Haiku 4.5 | +0.383 [+0.304, +0.466]" in (tmp_path / "board.md").read_text()
+    assert "—ᵍ (lowvar)" in (tmp_path / "board.md").read_text()
+    strict = hindsight(db, "leaderboard", "--out", tmp_path / "board", "--check", frozen, "--strict", expect=1)
+    assert "drift check: FAILED" in strict
+    with frozen.open(newline="") as handle:
+        lines = list(csv.reader(handle))
+    header = lines[0]
+    for line in lines[1:]:
+        if line[0] == "qwen3.6-27b-fp8":
+            line[header.index("e2_est")] = "0.2"
+            line[header.index("empirical_cutoff")] = "2025-01"
+    drifted = tmp_path / "drifted.csv"
+    with drifted.open("w", newline="") as handle:
+        csv.writer(handle).writerows(lines)
+    out = hindsight(db, "leaderboard", "--out", tmp_path / "board", "--check", drifted, expect=1)
+    assert "drift: qwen3.6-27b-fp8.e2_est: frozen 0.2" in out
+    assert "drift: qwen3.6-27b-fp8.empirical_cutoff: frozen 2025-01, now 2024-11" in out
+
+
+def test_a_small_release_quarantines_malformed_lines_and_follows_symlinks(tmp_path):
+    root = tmp_path / "release"
+    model = root / "hindsight" / "outputs" / "bench" / "tiny:1.0"
+    processed = root / "macrochain" / "data" / "processed"
+    processed.mkdir(parents=True)
+    (processed / "sketches_panel.jsonl").write_text(
+        "".join(json.dumps({"decision_date": f"2013-{m:02d}-15"}) + "\n" for m in range(1, 13)) + "{broken\n")
+    with duckdb.connect() as con:
+        con.execute(f"""copy (select timestamp '2013-01-15' as date, 0.01 as forward_return_20d)
+                        to '{processed / "spx_target_new.parquet"}' (format parquet)""")
+    elsewhere = tmp_path / "elsewhere" / "2013-02-15"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "01_sketches_valid.json").write_text(json.dumps([{"direction": "-"}, {"direction": "+"}]))
+    (elsewhere / "03_run_meta.json").write_text(json.dumps({"valid_count": 2, "invalid_count": 6}))
+    cell = model / "D" / "rep1" / "2013-01-15"
+    cell.mkdir(parents=True)
+    (cell / "01_sketches_valid.json").write_text(json.dumps([{"direction": "+"}]))
+    (cell / "03_run_meta.json").write_text(json.dumps({"valid_count": 1}))
+    (model / "D" / "rep1" / "2013-02-15").symlink_to(elsewhere, target_is_directory=True)
+    (model / "M" / "rep1" / "2013-01-15").mkdir(parents=True)
+    (model / "M" / "rep1" / "2013-01-15" / "99_parse_error.txt").write_text("no JSON")
+    (model / "date_probe_results.jsonl").write_text(json.dumps({"decision_date": "2013-01-15", "estimated_date": "2013-01"}) + "\n")
+    (model / "lap_probe_results.jsonl").write_text(
+        json.dumps({"decision_date": "2013-01-15", "rep": 0, "answer": "up"}) + "\nnot json\n"
+        + json.dumps({"decision_date": "13/01/2013", "rep": 1, "answer": "up"}) + "\n")
+    (model / "notes.txt").write_text("an extra file")
+    db = tmp_path / "w.duckdb"
+    out = hindsight(db, "load", "hindsightbench", root)
+    assert "tiny:1.0" in out and "3 cells" in out and "3 sketches" in out and "3 quarantined" in out
+    reasons = [r[0] for r in query(db, "select reason from raw.rejected_rows where kind = 'hindsightbench' order by line_number")]
+    assert len(reasons) == 3 and all("malformed" in r for r in reasons)
+    statuses = dict(query(db, "select arm || '/' || decision_date, cell_status from raw.hb_cells"))
+    assert statuses == {"D/2013-01-15": "sketches", "D/2013-02-15": "sketches", "M/2013-01-15": "parse_error"}
