@@ -43,8 +43,10 @@ def markdown(rows_: list[dict]) -> str:
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for row in rows_:
         chance = bool(row["lap_at_chance"])
-        e2 = f"{number(row['e2_est'])} [{number(row['e2_lo'])}, {number(row['e2_hi'])}]"
-        e3 = f"{number(row['e3_est'])} [{number(row['e3_lo'])}, {number(row['e3_hi'])}]"
+        e2 = (f"{number(row['e2_est'])} [{number(row['e2_lo'])}, {number(row['e2_hi'])}]" if row["e2_parity"]
+              else "—ᵏ (sample parity)")
+        e3 = (f"{number(row['e3_est'])} [{number(row['e3_lo'])}, {number(row['e3_hi'])}]" if row["e3_parity"]
+              else "—ᵏ (sample parity)")
         p1 = row["p1_model_relative"] if row["p1_mode"] == "model_relative" else row["p1_calendar"]
         cutoff = "—ᵍ (LAP at chance)" if chance else (row["empirical_cutoff"] or "—")
         delta = "—ᵍ (" + (row["delta_gate"] or "undefined") + ")" if row["delta"] is None else number(row["delta"])
@@ -54,7 +56,8 @@ def markdown(rows_: list[dict]) -> str:
         lines.append(f"| {row['display'] or row['model_key']} | {e2} | {e3} | {number(p1)} ({row['p1_mode']}) | "
                      f"{row['lap_pre']:.2f} / {row['lap_post']:.2f} | {cutoff} | {rec} | {delta} | "
                      f"{row['valid_sketch_rate']:.1%} |")
-    lines += ["", "—ᵍ gated (chance test or δ gates), —ⁿ fewer than 10 parsed REC estimates, "
+    lines += ["", "—ᵍ gated (chance test or δ gates), —ᵏ unidentified under the sample-parity gate, "
+              "—ⁿ fewer than 10 parsed REC estimates, "
               "ʳ δ from a rank-deficient design (pseudo-inverse value, not identified); "
               "E1, the gate outcomes and every ungated value are in the CSV and in agg_hb_audit_rows."]
     return "\n".join(lines)

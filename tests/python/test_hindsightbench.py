@@ -158,3 +158,20 @@ def test_a_small_release_quarantines_malformed_lines_and_follows_symlinks(tmp_pa
     assert len(reasons) == 3 and all("malformed" in r for r in reasons)
     statuses = dict(query(db, "select arm || '/' || decision_date, cell_status from raw.hb_cells"))
     assert statuses == {"D/2013-01-15": "sketches", "D/2013-02-15": "sketches", "M/2013-01-15": "parse_error"}
+    # two dates cover no full window: every contrast is gated, with its reason, and the build passes
+    hindsight(db, "build")
+    assert_dbt_passed()
+    row = query(db, "select e2_parity, e3_parity, e2_est, undefined_reasons from agg_hb_audit_rows")[0]
+    assert row[:3] == (False, False, None)
+    assert "e2: D and M do not both cover the full windows (parity gate)" in row[3]
+
+
+def test_warehouse_draws_option(audit, tmp_path):
+    db, rows, _, _ = audit
+    copy = tmp_path / "draws.duckdb"
+    copy.write_bytes(db.read_bytes())
+    hindsight(copy, "build", "--select", "agg_hb_audit_estimates+", "--vars", "{hb_bootstrap_draws: warehouse}")
+    for key, low, high, estimate in query(copy, "select model_key, e2_lo, e2_hi, e2_est from agg_hb_audit_rows"):
+        assert low < estimate < high
+        assert (low, high) != pytest.approx((rows[key]["e2_lo"], rows[key]["e2_hi"]), abs=1e-9)   # another stream
+        assert abs(low - rows[key]["e2_lo"]) < 0.03 and abs(high - rows[key]["e2_hi"]) < 0.03

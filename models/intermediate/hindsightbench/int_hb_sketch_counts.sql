@@ -1,7 +1,27 @@
 -- One row per model x arm x date: sketches pooled over reps (sketch-level pooling), with bearish and
--- bullish counts. Arm `W_fake` re-keys each W date's sketches to its transplant date fake(d).
-with sketches as (
-    select model_key, arm, decision_date, direction from {{ ref('stg_raw__hb_sketches') }}
+-- bullish counts. Arm `W_fake` re-keys each W date's sketches to its transplant date fake(d);
+-- arms `R_batch` and `D_batch` keep only the replicates R and D share, for E1 within batch
+-- (paper §5.1: pooling R at one replicate with D at three shifts a row by 6.5pp).
+with all_sketches as (
+    select model_key, arm, rep, decision_date, direction from {{ ref('stg_raw__hb_sketches') }}
+),
+
+shared_reps as (
+    select model_key, rep
+    from all_sketches
+    where arm in ('R', 'D')
+    group by model_key, rep
+    having count(distinct arm) = 2
+),
+
+sketches as (
+    select model_key, arm, decision_date, direction from all_sketches
+    union all
+    select all_sketches.model_key, all_sketches.arm || '_batch', all_sketches.decision_date, all_sketches.direction
+    from all_sketches
+    inner join shared_reps
+        on shared_reps.model_key = all_sketches.model_key and shared_reps.rep = all_sketches.rep
+    where all_sketches.arm in ('R', 'D')
 ),
 
 dates as (

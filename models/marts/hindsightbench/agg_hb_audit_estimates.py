@@ -45,6 +45,21 @@ def _paired_ci(rng, counts, a, b, crisis, calm):
     return float(low), float(high), len(finite)
 
 
+class WarehouseDraws:
+    """The warehouse's own counter-based draws (ingest/bootstrap.py) behind the one
+    Generator method the bootstrap uses, so a run does not depend on numpy's stream."""
+
+    def __init__(self, seed: int, stream: str):
+        from ingest import bootstrap
+
+        self.bootstrap, self.seed, self.key, self.calls = bootstrap, seed, bootstrap.cohort_key(stream), 0
+
+    def choice(self, values, size, replace=True):
+        index = self.bootstrap.case_index(self.seed, self.key, self.calls, np.arange(size), len(values))
+        self.calls += 1
+        return np.asarray(values)[index]
+
+
 def _hac_delta(frame):
     y = frame["hit"].to_numpy(float)
     signal, lap = frame["signal"].to_numpy(float), frame["lap"].to_numpy(float)
@@ -67,6 +82,16 @@ def _binomial_upper_tail(hits, n):
 
 def model(dbt, session):
     dbt.config(materialized="table")
+    source = dbt.config.get("hb_bootstrap_draws")
+    if source not in ("release", "warehouse"):
+        raise ValueError(f"var hb_bootstrap_draws is {source!r}: use release or warehouse")
+
+    def draws(model_key, contrast):
+        # release: the published stream (E3 continues E2's generator; E1 starts a fresh one)
+        if source == "release":
+            return np.random.default_rng(SEED)
+        return WarehouseDraws(int(dbt.config.get("bootstrap_seed")), f"{model_key}:{contrast}")
+
     counts = dbt.ref("int_hb_sketch_counts").df()
     dates = dbt.ref("int_hb_dates").df()
     lap = dbt.ref("int_hb_lap_by_date").df()
@@ -81,18 +106,22 @@ def model(dbt, session):
         for arm, part in mine.groupby("arm"):
             indexed = part.set_index("decision_date")
             by_arm[arm] = (indexed["n_bearish"].astype(float), indexed["n_sketches"].astype(float))
-        table = {arm: (bearish.reindex(np.union1d(crisis, calm), fill_value=0.0),
-                       sketches.reindex(np.union1d(crisis, calm), fill_value=0.0))
+        # counts as numpy arrays over the window dates; the bootstrap draws positions into them
+        # (Generator.choice draws the same indices whatever the array holds, so the stream is unchanged)
+        window_dates = list(crisis) + list(calm)
+        table = {arm: (bearish.reindex(window_dates, fill_value=0.0).to_numpy(),
+                       sketches.reindex(window_dates, fill_value=0.0).to_numpy())
                  for arm, (bearish, sketches) in by_arm.items()}
+        crisis_positions, calm_positions = np.arange(len(crisis)), np.arange(len(crisis), len(window_dates))
         row = {"model_key": model_key}
-        rng = np.random.default_rng(SEED)
+        rng = draws(model_key, "e2")
         if {"D", "M"} <= table.keys():
-            row["e2_lo"], row["e2_hi"], row["e2_finite_replicates"] = _paired_ci(rng, table, "D", "M", crisis, calm)
+            row["e2_lo"], row["e2_hi"], row["e2_finite_replicates"] = _paired_ci(rng, table, "D", "M", crisis_positions, calm_positions)
         if {"W", "W_fake"} <= table.keys():
-            row["e3_lo"], row["e3_hi"], row["e3_finite_replicates"] = _paired_ci(rng, table, "W_fake", "W", crisis, calm)
-        if {"R", "D"} <= table.keys():
+            row["e3_lo"], row["e3_hi"], row["e3_finite_replicates"] = _paired_ci(rng, table, "W_fake", "W", crisis_positions, calm_positions)
+        if {"R_batch", "D_batch"} <= table.keys():
             row["e1_lo"], row["e1_hi"], row["e1_finite_replicates"] = _paired_ci(
-                np.random.default_rng(SEED), table, "R", "D", crisis, calm)
+                draws(model_key, "e1"), table, "R_batch", "D_batch", crisis_positions, calm_positions)
 
         # delta sample: PRE dates in order with R sketches, a realized direction, a LAP value, net != 0
         laps = lap[lap["model_key"] == model_key].set_index("decision_date")

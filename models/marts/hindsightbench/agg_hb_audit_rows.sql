@@ -4,7 +4,10 @@
 -- and a reason for every undefined value. Only the rendered leaderboard hides gated cells.
 with gaps as (
     select model_key,
-        max(gap) filter (where arm = 'R') - max(gap) filter (where arm = 'D') as e1_est,
+        max(gap) filter (where arm = 'R_batch') - max(gap) filter (where arm = 'D_batch') as e1_est,
+        bool_and(covers_windows) filter (where arm in ('R_batch', 'D_batch')) and count(*) filter (where arm in ('R_batch', 'D_batch')) = 2 as e1_parity,
+        bool_and(covers_windows) filter (where arm in ('D', 'M')) and count(*) filter (where arm in ('D', 'M')) = 2 as e2_parity,
+        bool_and(covers_windows) filter (where arm in ('W', 'W_fake')) and count(*) filter (where arm in ('W', 'W_fake')) = 2 as e3_parity,
         max(gap) filter (where arm = 'D') - max(gap) filter (where arm = 'M') as e2_est,
         max(gap) filter (where arm = 'W_fake') - max(gap) filter (where arm = 'W') as e3_est
     from {{ ref('agg_hb_gaps') }}
@@ -40,6 +43,15 @@ post_shares as (
     from {{ ref('agg_hb_bearish_shares') }} as shares
     inner join lap_summary on lap_summary.model_key = shares.model_key
     where shares.arm in ('D', 'M') and shares.decision_date >= '2025-02'
+),
+
+post_coverage as (
+    select model_key,
+        count(distinct decision_date) filter (where arm = 'D' and n_sketches > 0) as d_dates,
+        count(distinct decision_date) filter (where arm = 'M' and n_sketches > 0) as m_dates,
+        count(distinct decision_date) filter (where n_sketches > 0) as any_dates
+    from post_shares
+    group by model_key
 ),
 
 p1 as (
@@ -111,8 +123,18 @@ final as (
         cast(estimates.e1_finite_replicates as integer) as e1_finite_replicates,
         cast(estimates.e2_finite_replicates as integer) as e2_finite_replicates,
         cast(estimates.e3_finite_replicates as integer) as e3_finite_replicates,
+        -- sample-parity gate (paper §5, note k): a contrast only when both sides cover the full windows
+        coalesce(gaps.e1_parity, false) as e1_parity,
+        coalesce(gaps.e2_parity, false) as e2_parity,
+        coalesce(gaps.e3_parity, false) as e3_parity,
+        coalesce(post_coverage.d_dates = 17 and post_coverage.m_dates = 17, false) as p1_parity,
         concat_ws('; ',
             case when gaps.e2_est is null then 'e2: a crisis or calm window has no D or M sketch' end,
+            case when not coalesce(gaps.e1_parity, false) then 'e1: R and D (shared replicates) do not both cover the full windows' end,
+            case when not coalesce(gaps.e2_parity, false) then 'e2: D and M do not both cover the full windows (parity gate)' end,
+            case when not coalesce(gaps.e3_parity, false) then 'e3: true- and fake-date W keyings do not both cover the full windows' end,
+            case when not coalesce(post_coverage.d_dates = 17 and post_coverage.m_dates = 17, false)
+                 then 'p1: D and M do not both cover the 17 post dates' end,
             case when gaps.e3_est is null then 'e3: a window has no W sketch' end,
             case when estimates.e2_lo is null and gaps.e2_est is not null then 'e2 CI: fewer than 5,000 finite replicates' end,
             case when estimates.delta is null then 'delta: ' || coalesce(case estimates.delta_gate when 'n' then 'n <= 30'
@@ -130,6 +152,7 @@ final as (
     left join lap_summary on lap_summary.model_key = cells.model_key
     left join p1 on p1.model_key = cells.model_key
     left join rec on rec.model_key = cells.model_key
+    left join post_coverage on post_coverage.model_key = cells.model_key
     left join registry on registry.model_key = cells.model_key
 )
 
