@@ -263,6 +263,40 @@ def leaderboard(out: Path | None, frozen: Path | None, strict: bool) -> None:
             sys.exit(1)
 
 
+@main.command()
+@click.argument("sql")
+@click.option("--csv", "csv_path", type=click.Path(path_type=Path), help="Write the result to a CSV file.")
+def query(sql: str, csv_path: Path | None) -> None:
+    """Run a read-only SQL query (checked with sqlglot) on the warehouse."""
+    from ingest.query import run_query
+
+    try:
+        with connect(warehouse_path(), read_only=True) as con:
+            names, rows = run_query(con, sql, csv_path)
+    except InputError as error:
+        _fail(error)
+    if csv_path:
+        click.echo(f"{len(rows)} rows -> {csv_path}")
+        return
+    widths = [max([len(str(n))] + [len("" if r[i] is None else str(r[i])) for r in rows[:200]]) for i, n in enumerate(names)]
+    click.echo("  ".join(str(n).ljust(w) for n, w in zip(names, widths)).rstrip())
+    for row in rows[:200]:
+        click.echo("  ".join(("" if v is None else str(v)).ljust(w) for v, w in zip(row, widths)).rstrip())
+    click.echo(f"({len(rows)} rows{', first 200 shown' if len(rows) > 200 else ''})")
+
+
+@main.command()
+@click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet", show_default=True)
+@click.option("--out", type=click.Path(path_type=Path), default=Path("export"), show_default=True)
+def export(fmt: str, out: Path) -> None:
+    """Write every public mart to DIR as Parquet or CSV (DuckDB COPY; no pyarrow needed)."""
+    from ingest.query import export_marts
+
+    with connect(warehouse_path(), read_only=True) as con:
+        written = export_marts(con, out, fmt)
+    click.echo(f"{len(written)} marts -> {out}")
+
+
 @main.command(context_settings={"ignore_unknown_options": True})
 @click.argument("dbt_args", nargs=-1, type=click.UNPROCESSED)
 def build(dbt_args: tuple[str, ...]) -> None:

@@ -1,0 +1,83 @@
+"""`hindsight query` (read-only SQL for analysts) and `hindsight export` (marts to files).
+
+A query is parsed with sqlglot (DuckDB dialect) and refused unless it is a
+single read: SELECT, set operations and CTEs only; no DDL or DML, no ATTACH,
+COPY, INSTALL, LOAD, PRAGMA or SET, and no table function that reads files or
+URLs. The warehouse is also opened read-only, as a second line of defence.
+"""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import sqlglot
+from sqlglot import exp
+
+from ingest.errors import InputError
+
+PUBLIC_MARTS = [
+    "dim_cases", "dim_questions", "fct_tts_events", "agg_tts_quality", "agg_relpos", "fct_narrative_requests",
+    "fct_answer_requests", "fct_answers", "fct_answer_pairs", "fct_bootstrap_samples", "agg_metrics",
+    "agg_metrics_by_format", "agg_hb_bearish_shares", "agg_hb_gaps", "agg_hb_lap_series", "agg_hb_rec",
+    "agg_hb_audit_rows",
+]
+FILE_READERS = {"read_csv", "read_csv_auto", "read_parquet", "parquet_scan", "read_json", "read_json_auto",
+                "read_json_objects", "read_ndjson", "read_ndjson_auto", "read_ndjson_objects", "read_text",
+                "read_blob", "glob", "sniff_csv", "parquet_metadata", "parquet_schema", "parquet_file_metadata",
+                "parquet_kv_metadata", "read_xlsx", "st_read", "iceberg_scan", "delta_scan", "sqlite_scan",
+                "postgres_scan", "mysql_scan", "query_table", "query"}
+READS = (exp.Select, exp.Union, exp.Intersect, exp.Except)
+
+
+def check_read_only(sql: str) -> None:
+    """Raise InputError unless `sql` is one read-only statement."""
+    fix = "write a single SELECT over the warehouse's tables (marts are in the default schema)"
+    try:
+        statements = [s for s in sqlglot.parse(sql, read="duckdb") if s is not None]
+    except sqlglot.errors.ParseError as error:
+        raise InputError("query", f"not valid SQL ({str(error).splitlines()[0]})", fix)
+    if len(statements) != 1:
+        raise InputError("query", f"{len(statements)} statements", "send one statement at a time")
+    statement = statements[0]
+    if not isinstance(statement, READS):
+        raise InputError("query", f"{statement.key.upper()} is not a read", fix)
+    for node in statement.walk():
+        if isinstance(node, (exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Alter, exp.Copy,
+                             exp.Attach, exp.Install, exp.Pragma, exp.Set, exp.Command, exp.Merge)):
+            raise InputError("query", f"{node.key.upper()} is not allowed in a read", fix)
+        name = (node.name if isinstance(node, exp.Anonymous) else node.sql_name() if isinstance(node, exp.Func) else "").lower()
+        # a quoted "table" holding a path or URL is DuckDB's replacement scan of a file
+        path_like = (isinstance(node, exp.Table) and isinstance(node.this, (exp.Identifier, exp.Literal))
+                     and any(ch in node.this.name for ch in "/\\:.") and (node.this.args.get("quoted") or isinstance(node.this, exp.Literal)))
+        if name in FILE_READERS or path_like:
+            raise InputError("query", f"reading files or URLs ({name or node.sql()}) is not allowed", fix)
+
+
+def run_query(con, sql: str, csv_path: Path | None = None) -> tuple[list[str], list[tuple]]:
+    check_read_only(sql)
+    con.execute("set enable_external_access = false")   # the engine refuses file and network access too
+    cursor = con.execute(sql)
+    names = [d[0] for d in cursor.description]
+    rows = cursor.fetchall()
+    if csv_path:
+        with Path(csv_path).open("w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(names)
+            writer.writerows(rows)
+    return names, rows
+
+
+def export_marts(con, out_dir: Path, fmt: str) -> list[Path]:
+    """Every public mart that exists, one file each, written by DuckDB's COPY."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    present = {r[0] for r in con.execute(
+        "select table_name from information_schema.tables where table_schema = 'main'").fetchall()}
+    written = []
+    for mart in PUBLIC_MARTS:
+        if mart not in present:
+            continue
+        path = (out_dir / f"{mart}.{fmt}").resolve()
+        options = "(format parquet)" if fmt == "parquet" else "(format csv, header true)"
+        con.execute(f"copy (select * from main.{mart}) to '{str(path).replace(chr(39), chr(39) * 2)}' {options}")
+        written.append(path)
+    return written

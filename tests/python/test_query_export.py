@@ -1,0 +1,84 @@
+"""Analyst access: read-only queries, exports, and a BI connection through the
+standard DuckDB SQLAlchemy driver."""
+from __future__ import annotations
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import create_engine, text
+
+from ingest.answer import answer_requests
+from ingest.build import build
+from ingest.cli import main
+from ingest.db import connect
+from ingest.demo import load_demo
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory):
+    db = tmp_path_factory.mktemp("bi") / "w.duckdb"
+    load_demo(db)
+    fast = ["--exclude", "resource_type:test", "resource_type:unit_test"]
+    assert build(db, fast)
+    with connect(db) as con:
+        answer_requests(con, "sim:hindsight@0.3", conditions=["0", "2.1", "2.2"], variants=["standard"])
+    assert build(db, fast)
+    return db
+
+
+def hindsight(db, monkeypatch, *args, expect=0):
+    monkeypatch.setenv("HINDSIGHT_DB", str(db))
+    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    assert result.exit_code == expect, result.output
+    return result.output
+
+
+@pytest.mark.parametrize("sql, refusal", [
+    ("drop table dim_cases", "DROP is not a read"),
+    ("insert into dim_cases select * from dim_cases", "INSERT is not a read"),
+    ("attach 'other.duckdb'", "ATTACH is not a read"),
+    ("copy dim_cases to 'out.csv'", "COPY is not a read"),
+    ("install httpfs", "INSTALL is not a read"),
+    ("select * from read_csv('/etc/passwd')", "reading files or URLs (read_csv)"),
+    ("select * from '/etc/passwd'", "reading files or URLs"),
+    ("select * from read_parquet('https://example.invalid/x.parquet')", "reading files or URLs"),
+    ("select 1; drop table dim_cases", "2 statements"),
+    ("pragma database_list", "is not a read"),
+    ("selec nonsense from", "not valid SQL"),
+])
+def test_anything_but_a_read_is_refused(warehouse, monkeypatch, sql, refusal):
+    before = duckdb.connect(str(warehouse), read_only=True).execute("select count(*) from dim_cases").fetchone()
+    out = hindsight(warehouse, monkeypatch, "query", sql, expect=2)
+    assert refusal in out and "Fix:" in out
+    assert duckdb.connect(str(warehouse), read_only=True).execute("select count(*) from dim_cases").fetchone() == before
+
+
+def test_a_read_prints_a_table_or_writes_csv(warehouse, monkeypatch, tmp_path):
+    out = hindsight(warehouse, monkeypatch, "query",
+                    "with c as (select cohort, count(*) as n from dim_cases group by cohort) select * from c order by cohort")
+    assert "cohort  n" in out and "glp1    4" in out and "(2 rows)" in out
+    target = tmp_path / "r.csv"
+    hindsight(warehouse, monkeypatch, "query", "select question_id from dim_questions order by 1", "--csv", target)
+    assert len(target.read_text().splitlines()) == 81
+
+
+def test_export_writes_every_public_mart(warehouse, monkeypatch, tmp_path):
+    out = hindsight(warehouse, monkeypatch, "export", "--format", "parquet", "--out", tmp_path / "pq")
+    files = sorted(p.name for p in (tmp_path / "pq").iterdir())
+    assert "agg_metrics.parquet" in files and "fct_answers.parquet" in files and len(files) >= 12
+    rows = duckdb.connect().execute(f"select count(*) from read_parquet('{tmp_path / 'pq' / 'agg_metrics.parquet'}')").fetchone()[0]
+    assert rows == duckdb.connect(str(warehouse), read_only=True).execute("select count(*) from agg_metrics").fetchone()[0]
+    hindsight(warehouse, monkeypatch, "export", "--format", "csv", "--out", tmp_path / "csv")
+    assert (tmp_path / "csv" / "dim_questions.csv").read_text().startswith("question_id,case_id,cohort")
+
+
+def test_a_bi_tool_reads_the_marts_through_sqlalchemy(warehouse):
+    engine = create_engine(f"duckdb:///{warehouse}", connect_args={"read_only": True})
+    with engine.connect() as connection:
+        rows = connection.execute(text("""
+            select cohort, model, condition, format, metric, round(estimate, 3) as estimate, ci_low, ci_high
+            from agg_metrics_by_format
+            where visibility = 'paired' and metric = 'delta_htr'
+            order by cohort, condition, format""")).fetchall()
+    assert rows and {r.cohort for r in rows} == {"glp1", "sepsis"} and {r.condition for r in rows} == {"2.1", "2.2"}
+    assert all(r.ci_low <= r.estimate + 1e-3 <= r.ci_high + 2e-3 for r in rows)
