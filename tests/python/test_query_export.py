@@ -82,3 +82,25 @@ def test_a_bi_tool_reads_the_marts_through_sqlalchemy(warehouse):
             order by cohort, condition, format""")).fetchall()
     assert rows and {r.cohort for r in rows} == {"glp1", "sepsis"} and {r.condition for r in rows} == {"2.1", "2.2"}
     assert all(r.ci_low <= r.estimate + 1e-3 <= r.ci_high + 2e-3 for r in rows)
+
+
+def test_dbt_docs_build_offline_with_marts_and_the_runner_exposure(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from conftest import PROJECT
+
+    db = tmp_path / "docs.duckdb"
+    with connect(db):
+        pass
+    dbt = os.path.join(os.path.dirname(sys.executable), "dbt")
+    done = subprocess.run([dbt, "docs", "generate", "--static"], cwd=PROJECT, capture_output=True, text=True,
+                          env={**os.environ, "HINDSIGHT_DB": str(db)})
+    assert done.returncode == 0, done.stdout[-3000:]
+    page = (PROJECT / "target" / "static_index.html").read_text()
+    manifest = json.loads((PROJECT / "target" / "manifest.json").read_text())
+    assert "exposure.hindsight.answer_runner" in manifest["exposures"]
+    for mart in ("agg_metrics", "fct_answer_requests", "agg_hb_audit_rows"):
+        assert mart in page
