@@ -39,24 +39,33 @@ class Settings:
         return {"temperature": self.temperature, "max_tokens": self.max_tokens}
 
 
+def _api_key(variable: str, base_url: str | None) -> str:
+    """The key from the environment; a local server (--base-url) may go without one."""
+    key = os.environ.get(variable)
+    if not key and not base_url:
+        raise InputError(variable, "no API key in the environment", f"export {variable}, or pass --base-url for a local server")
+    return key or "local-server"
+
+
+def _sampling(settings: Settings) -> dict:
+    kwargs = {"max_tokens": settings.max_tokens}
+    if settings.temperature is not None:
+        kwargs["temperature"] = settings.temperature
+    return kwargs
+
+
 class OpenAIChat:
     provider = "openai"
 
     def __init__(self, model: str, base_url: str | None, settings: Settings):
         import openai
 
-        key = os.environ.get("OPENAI_API_KEY")
-        if not key and not base_url:
-            raise InputError("OPENAI_API_KEY", "no API key in the environment", "export OPENAI_API_KEY, or pass --base-url for a local server")
         self.model, self.base_url = model, base_url
-        self.client = openai.AsyncOpenAI(api_key=key or "local-server", base_url=base_url,
+        self.client = openai.AsyncOpenAI(api_key=_api_key("OPENAI_API_KEY", base_url), base_url=base_url,
                                          timeout=settings.timeout, max_retries=settings.max_retries)
 
     async def complete(self, messages: list[dict], settings: Settings, context: dict | None = None) -> Completion:
-        kwargs = {"max_tokens": settings.max_tokens}
-        if settings.temperature is not None:
-            kwargs["temperature"] = settings.temperature
-        reply = await self.client.chat.completions.create(model=self.model, messages=messages, **kwargs)
+        reply = await self.client.chat.completions.create(model=self.model, messages=messages, **_sampling(settings))
         usage = reply.usage
         return Completion(reply.choices[0].message.content or "", reply.model,
                           usage.prompt_tokens if usage else None, usage.completion_tokens if usage else None)
@@ -71,20 +80,14 @@ class AnthropicMessages:
     def __init__(self, model: str, base_url: str | None, settings: Settings):
         import anthropic
 
-        key = os.environ.get("ANTHROPIC_API_KEY")
-        if not key and not base_url:
-            raise InputError("ANTHROPIC_API_KEY", "no API key in the environment", "export ANTHROPIC_API_KEY")
         self.model, self.base_url = model, base_url
-        self.client = anthropic.AsyncAnthropic(api_key=key or "local-server", base_url=base_url,
+        self.client = anthropic.AsyncAnthropic(api_key=_api_key("ANTHROPIC_API_KEY", base_url), base_url=base_url,
                                                timeout=settings.timeout, max_retries=settings.max_retries)
 
     async def complete(self, messages: list[dict], settings: Settings, context: dict | None = None) -> Completion:
         system = "\n".join(m["content"] for m in messages if m["role"] == "system")
         turns = [m for m in messages if m["role"] != "system"]
-        kwargs = {"max_tokens": settings.max_tokens}
-        if settings.temperature is not None:
-            kwargs["temperature"] = settings.temperature
-        reply = await self.client.messages.create(model=self.model, system=system, messages=turns, **kwargs)
+        reply = await self.client.messages.create(model=self.model, system=system, messages=turns, **_sampling(settings))
         text = "".join(getattr(block, "text", "") for block in reply.content)
         return Completion(text, reply.model, reply.usage.input_tokens, reply.usage.output_tokens)
 
