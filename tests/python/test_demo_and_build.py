@@ -14,7 +14,7 @@ from conftest import PROJECT, assert_dbt_passed, query, scalar
 
 MARTS = ["dim_cases", "dim_questions", "fct_tts_events", "agg_tts_quality", "agg_relpos",
          "fct_answer_requests", "fct_narrative_requests", "fct_answers", "fct_answer_pairs",
-         "agg_metrics", "agg_metrics_by_format", "fct_bootstrap_samples"]
+         "agg_metrics", "agg_metrics_by_format", "agg_metrics_by_eval_target", "fct_bootstrap_samples"]
 
 
 def hindsight(db, *args):

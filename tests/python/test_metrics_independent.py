@@ -217,17 +217,20 @@ def test_agg_metrics_equal_the_independent_computation(unseen):
         assert se == pytest.approx(miller, abs=1e-12), cell
 
 
-def test_by_format_slices_equal_the_independent_computation(unseen):
+@pytest.mark.parametrize("mart, slices", [("agg_metrics_by_format", ["format", "options_type"]),
+                                           ("agg_metrics_by_eval_target", ["eval_target"])])
+def test_sliced_marts_equal_the_independent_computation(unseen, mart, slices):
     db, questions = unseen
     cells = defaultdict(list)
     for model, condition, variant, metric, visibility, q, value in reference_values(db, questions):
-        cells[(model, condition, variant, metric, visibility, q["format"], q["options_type"])].append(value)
-    mart = {tuple(r[:7]): r[7] for r in query(db, """
-        select model, condition, prompt_variant, metric, visibility, format, options_type, estimate
-        from agg_metrics_by_format""")}
-    assert set(mart) == set(cells)
+        cells[(model, condition, variant, metric, visibility, *(q[s] for s in slices))].append(value)
+    width = 5 + len(slices)
+    rows = {tuple(r[:width]): r[width] for r in query(db, f"""
+        select model, condition, prompt_variant, metric, visibility, {", ".join(slices)}, estimate
+        from {mart}""")}
+    assert set(rows) == set(cells)
     for cell, items in cells.items():
-        assert mart[cell] == pytest.approx(sum(items) / len(items), abs=1e-12), cell
+        assert rows[cell] == pytest.approx(sum(items) / len(items), abs=1e-12), cell
 
 
 def test_intervals_equal_a_replicate_loop_over_the_sql_draws(unseen):

@@ -13,7 +13,7 @@ from conftest import PROJECT
 
 PUBLIC_MARTS = {"dim_cases", "dim_questions", "fct_tts_events", "agg_tts_quality", "agg_relpos",
                 "fct_answer_requests", "fct_narrative_requests", "fct_answers", "fct_answer_pairs",
-                "agg_metrics", "agg_metrics_by_format"}
+                "agg_metrics", "agg_metrics_by_format", "agg_metrics_by_eval_target"}
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,7 @@
-"""One row per metric cell at two groupings: `format` (cohort x model x
-condition x prompt_variant x metric x visibility x format x options_type)
-and `overall` (without format and options_type). Point estimate,
+"""One row per metric cell at three groupings: `format` (cohort x model x
+condition x prompt_variant x metric x visibility x format x options_type),
+`eval_target` (... x visibility x eval_target) and `overall` (cohort x model
+x condition x prompt_variant x metric x visibility). Point estimate,
 case-clustered bootstrap percentile CI, Miller's clustered standard error and
 minimum detectable effect, question, case and valid counts.
 
@@ -10,7 +11,8 @@ numbers cross into Python (the same sums as the agg_*_case_sums views, which
 a singular test and the pytest suite recompute independently). All
 replicates of all cells of a cohort are one matrix product of the bootstrap
 weights (ingest/bootstrap.py: the draws of fct_bootstrap_samples) by the
-per-case sums; overall cells are sums of format cells.
+per-case sums of the groups, which are sums of leaf cells (format x
+options_type x eval_target): the bootstrap never sees a leaf itself.
 """
 import numpy as np
 import pandas as pd
@@ -19,6 +21,8 @@ from ingest import bootstrap
 
 CELL = ["model", "condition", "prompt_variant", "metric", "visibility"]
 FINE = CELL + ["format", "options_type"]
+LEAF = FINE + ["eval_target"]
+GROUPINGS = {"format": FINE, "eval_target": CELL + ["eval_target"], "overall": CELL}
 STATS = ["estimate", "ci_low", "ci_high", "se_clustered", "mde_80"]
 COUNTS = ["n_questions", "n_cases", "n_valid", "n_finite_replicates"]
 
@@ -32,7 +36,7 @@ SOURCES = [  # (fact relation, visibility expression, validity condition, metric
 def per_case_sums(session, facts, cases, visibility, validity, metrics, where):
     """Cells (labels and valid counts), numbered by cohort then hash, and per (cell, case) sums.
     The numbering joins are on integers against small tables, so only numbers reach Python."""
-    cell_hash = f"hash(cohort, model, condition, prompt_variant, {visibility}, format, coalesce(options_type, ''))"
+    cell_hash = f"hash(cohort, model, condition, prompt_variant, {visibility}, format, coalesce(options_type, ''), eval_target)"
     sums = ", ".join(f"coalesce(sums.{m}_sum, 0) as {m}_sum, sums.{m}_n" for m in metrics)
     aggregates = ", ".join(f"sum({m}) as {m}_sum, count({m}) as {m}_n" for m in metrics)
     valid = ", ".join(f"count({m}) filter (where {validity}) as {m}_valid, count({m}) as {m}_total" for m in metrics)
@@ -43,7 +47,8 @@ def per_case_sums(session, facts, cases, visibility, validity, metrics, where):
             select {cell_hash} as cell_hash, any_value(cohort) as cohort, any_value(model) as model,
                 any_value(condition) as condition, any_value(prompt_variant) as prompt_variant,
                 any_value({visibility}) as visibility, any_value(format) as format,
-                any_value(coalesce(options_type, '')) as options_type, {valid}
+                any_value(coalesce(options_type, '')) as options_type,
+                any_value(eval_target) as eval_target, {valid}
             from {facts} where {where} group by 1
         )""")
     labels = session.sql("select * from bootstrap_cells order by cell_id").df()
@@ -61,7 +66,7 @@ def per_case_sums(session, facts, cases, visibility, validity, metrics, where):
 
 
 def cohort_matrices(cohort, n_cases, fact_sums):
-    """Per-case sums and counts (n_cases x fine cells with questions) of one cohort, with labels."""
+    """Per-case sums and counts (n_cases x leaf cells with questions) of one cohort, with labels."""
     blocks = []   # (arrays, rows, cell ids of the rows, {metric: matrix column of each cell})
     labels, valid, width = [], [], 0
     for (cell_labels, arrays), metrics in fact_sums:
@@ -76,7 +81,7 @@ def cohort_matrices(cohort, n_cases, fact_sums):
             present = (mine[f"{metric}_total"] > 0).to_numpy()
             # cells without a value of this metric write to a spare last column, dropped below
             columns[metric] = np.where(present, np.cumsum(present) - 1 + width, -1)
-            labels.append(mine[present][FINE[:3] + ["visibility", "format", "options_type"]].assign(metric=metric))
+            labels.append(mine[present][FINE[:3] + ["visibility", "format", "options_type", "eval_target"]].assign(metric=metric))
             valid.append(mine[present][f"{metric}_valid"].to_numpy(dtype=np.float64))
             width += int(present.sum())
         blocks.append((arrays, rows, arrays["cell_id"][rows] - low, arrays["case_index"][rows], columns))
@@ -92,21 +97,24 @@ def cohort_matrices(cohort, n_cases, fact_sums):
 
 def cohort_estimates(cohort, n_cases, fact_sums, replicates, seed):
     labels, value_sum, n_questions, n_valid = cohort_matrices(cohort, n_cases, fact_sums)
-    overall_id, overall_keys = pd.MultiIndex.from_frame(labels[CELL]).factorize()
-    membership = np.zeros((len(labels), len(overall_keys)))
-    membership[np.arange(len(labels)), overall_id] = 1.0
-    stats = bootstrap.cell_statistics(value_sum, n_questions, bootstrap.weights(seed, cohort, n_cases, replicates),
-                                      groups=membership)
-    overall = pd.DataFrame(list(overall_keys), columns=CELL)
-    frame = pd.concat([labels[FINE].assign(grouping="format"),
-                       overall.assign(grouping="overall", format=None, options_type=None)], ignore_index=True)
+    frames, memberships = [], []
+    for grouping, keys in GROUPINGS.items():
+        group_id, group_keys = pd.MultiIndex.from_frame(labels[keys]).factorize()
+        membership = np.zeros((len(labels), len(group_keys)))
+        membership[np.arange(len(labels)), group_id] = 1.0
+        memberships.append(membership)
+        frames.append(pd.DataFrame(list(group_keys), columns=keys).assign(grouping=grouping))
+    membership = np.hstack(memberships)
+    sums, counts = value_sum @ membership, n_questions @ membership
+    stats = bootstrap.cell_statistics(sums, counts, bootstrap.weights(seed, cohort, n_cases, replicates))
+    frame = pd.concat(frames, ignore_index=True).reindex(columns=["grouping", *LEAF]).astype(object)
+    frame = frame.where(frame.notna(), None)    # the columns a grouping leaves out are NULL
     frame["cohort"] = cohort
     for name in STATS:
         frame[name] = stats[name]
-    totals = n_questions.sum(axis=0)
-    frame["n_questions"] = np.concatenate([totals, totals @ membership])
-    frame["n_cases"] = np.concatenate([(n_questions > 0).sum(axis=0), ((n_questions @ membership) > 0).sum(axis=0)])
-    frame["n_valid"] = np.concatenate([n_valid, n_valid @ membership])
+    frame["n_questions"] = counts.sum(axis=0)
+    frame["n_cases"] = (counts > 0).sum(axis=0)
+    frame["n_valid"] = n_valid @ membership
     frame["n_finite_replicates"] = stats["n_finite_replicates"]
     return frame
 
@@ -124,7 +132,7 @@ def model(dbt, session):
     answered = sorted(set(fact_sums[0][0][0]["cohort"]) | set(fact_sums[1][0][0]["cohort"]))
     frames = [cohort_estimates(cohort, int(sizes[cohort]), fact_sums, replicates, seed) for cohort in answered]
 
-    columns_out = ["grouping", "cohort", *FINE, *STATS, *COUNTS]
+    columns_out = ["grouping", "cohort", *LEAF, *STATS, *COUNTS]
     if frames:
         out = pd.concat(frames, ignore_index=True)[columns_out]
     else:
