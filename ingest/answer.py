@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 
 from ingest.db import next_load_id
 from ingest.errors import InputError
-from ingest.prompts import answer_messages, narrative_messages
+from ingest.prompts import PROMPT_TEMPLATE_VERSION, answer_messages, narrative_messages
 from ingest.providers import Completion, Settings, SimulatedModel, base_url_host, make_provider
 from ingest.runner import RESPONSE_PARSER_VERSION, Job, RunSummary, parse_answer, run_jobs
 
@@ -72,6 +72,7 @@ def answer_requests(con, spec: str, base_url: str | None = None, conditions: lis
         payload = {"call_id": job.call_id, "request_id": request["request_id"], "provider": provider.provider,
                    "base_url_host": base_url_host(provider.base_url), "reported_model": completion.reported_model,
                    "response_parse_status": status, "response_parser_version": RESPONSE_PARSER_VERSION,
+                   "prompt_template_version": PROMPT_TEMPLATE_VERSION,
                    "narrative_model": request.get("narrative_model"), "warning_position": job.warning_position}
         line[0] += 1
         if not load_id:

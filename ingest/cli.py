@@ -297,6 +297,20 @@ def export(fmt: str, out: Path) -> None:
     click.echo(f"{len(written)} marts -> {out}")
 
 
+@main.command()
+@click.option("--out", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
+              help="Folder for index.html and figures/.")
+def report(out: Path) -> None:
+    """Write the static HTML report (both protocols, from the marts) to OUT/index.html."""
+    from ingest.report import write_report
+
+    try:
+        index = write_report(warehouse_path(), out)
+    except InputError as error:
+        _fail(error)
+    click.echo(f"report: {index.resolve()}")
+
+
 @main.command(context_settings={"ignore_unknown_options": True})
 @click.argument("dbt_args", nargs=-1, type=click.UNPROCESSED)
 def build(dbt_args: tuple[str, ...]) -> None:

@@ -19,6 +19,8 @@ final as (
         payload ->> 'reported_model' as reported_model,
         payload ->> 'call_id' as call_id,
         coalesce(payload ->> 'response_parse_status', 'replayed') as response_parse_status,
+        payload ->> 'response_parser_version' as response_parser_version,
+        payload ->> 'prompt_template_version' as prompt_template_version,
         source_file,
         line_number,
         load_id,

@@ -1,0 +1,274 @@
+"""The report's figures, drawn with matplotlib from the DataFrames of the
+`analyses/report_*.sql` queries and written as SVG.
+
+Every estimate is drawn with its 95% case-clustered bootstrap CI, conditions
+carry the paper's labels (strict masking conditions starred as in Appendix E),
+and series are dodged so that 4+ models and 7 conditions stay apart.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")   # files only: no display on CI machines
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+plt.rcParams.update({
+    "svg.fonttype": "none", "svg.hashsalt": "hindsight-report", "font.size": 9,
+    "axes.spines.top": False, "axes.spines.right": False, "axes.titlesize": 10,
+})
+CONDITIONS = ["0", "1.1", "1.2", "2.1", "2.2", "3.1", "3.2"]
+STRICT = {"2.1", "2.2", "3.1", "3.2"}     # the masked input holds no original narrative (paper §3.6)
+LABELS = {"acc": "Accuracy (Acc)", "htr": "Hindsight trap rate (HTR)", "delta_acc": "ΔAcc",
+          "delta_htr": "ΔHTR", "air": "Answer instability rate (AIR)", "hbr": "Hindsight bias rate (HBR)"}
+PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
+           "#7f7f7f", "#bcbd22"]
+MARKERS = ["o", "s", "D", "^", "v", "P", "X", "<", ">", "h"]
+
+
+def condition_label(condition: str) -> str:
+    return f"{condition}*" if condition in STRICT else condition
+
+
+def save(figure, path: Path) -> None:
+    figure.savefig(path, format="svg", bbox_inches="tight", metadata={"Date": None})
+    plt.close(figure)
+
+
+def _interval_panel(ax, cells: pd.DataFrame, series: list[tuple[str, dict]], conditions: list[str],
+                    title: str, zero_line: bool, unit_range: bool) -> None:
+    """Points with 95% CI bars per condition, one dodged series per (label, filter)."""
+    width = 0.8 / max(len(series), 1)
+    for index, (label, where) in enumerate(series):
+        rows = cells
+        for column, value in where.items():
+            rows = rows[rows[column] == value]
+        rows = rows.set_index("condition")
+        offset = (index - (len(series) - 1) / 2) * width
+        x, y, low, high, stars = [], [], [], [], []
+        for position, condition in enumerate(conditions):
+            if condition not in rows.index or pd.isna(rows.at[condition, "estimate"]):
+                continue
+            row = rows.loc[condition]
+            x.append(position + offset)
+            y.append(row["estimate"])
+            low.append(row["estimate"] - row["ci_low"] if pd.notna(row["ci_low"]) else 0.0)
+            high.append(row["ci_high"] - row["estimate"] if pd.notna(row["ci_high"]) else 0.0)
+            stars.append(bool(row.get("significant", False)) and zero_line)
+        if not x:
+            continue
+        color, marker = PALETTE[index % len(PALETTE)], MARKERS[index % len(MARKERS)]
+        ax.errorbar(x, y, yerr=[np.maximum(low, 0), np.maximum(high, 0)], fmt=marker, color=color,
+                    markersize=4, capsize=2, linewidth=1, label=label)
+        for px, py, ph, star in zip(x, y, high, stars):
+            if star:
+                ax.annotate("†", (px, py + ph), ha="center", va="bottom", fontsize=8, color=color)
+    ax.set_xticks(range(len(conditions)), [condition_label(c) for c in conditions])
+    ax.set_xlim(-0.6, len(conditions) - 0.4)
+    ax.ticklabel_format(axis="y", useOffset=False, style="plain")
+    if zero_line:
+        ax.axhline(0, color="#999999", linewidth=0.7, zorder=0)
+        low, high = ax.get_ylim()
+        ax.set_ylim(min(low, -0.1), max(high, 0.1))     # an all-zero panel reads as zero, not as 1e-17 noise
+    if unit_range:
+        ax.set_ylim(-0.05, 1.05)
+    ax.set_title(title)
+    ax.grid(axis="y", color="#eeeeee", linewidth=0.6)
+
+
+def _grid(rows: int, columns: int, width: float = 3.6, height: float = 2.6):
+    figure, axes = plt.subplots(rows, columns, figsize=(width * columns + 1.6, height * rows + 0.6),
+                                squeeze=False, sharey="row")
+    return figure, axes
+
+
+def _finish(figure, axes, note: str) -> None:
+    handles, labels = [], []
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            if label not in labels:
+                handles.append(handle)
+                labels.append(label)
+    if handles:
+        figure.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
+    figure.text(0.0, -0.02, note, fontsize=7, color="#555555", ha="left", va="top")
+    figure.tight_layout()
+
+
+NOTE = ("Points: estimates; bars: 95% case-clustered bootstrap CIs. * strict masking condition (2.x, 3.x). "
+        "† the CI excludes 0.")
+
+
+def individual_metrics(cells: pd.DataFrame, cohorts: list[str], title: str,
+                       series: list[tuple[str, dict]]) -> plt.Figure:
+    """Figure 3 / F.1: Acc and HTR per condition, full vs masked (and per prompt variant)."""
+    figure, axes = _grid(len(cohorts), 2)
+    for row, cohort in enumerate(cohorts):
+        mine = cells[cells["cohort"] == cohort]
+        for column, metric in enumerate(["acc", "htr"]):
+            _interval_panel(axes[row, column], mine[mine["metric"] == metric], series, CONDITIONS,
+                            f"{cohort} - {LABELS[metric]}", zero_line=False, unit_range=True)
+            axes[row, column].set_xlabel("input condition")
+    figure.suptitle(title)
+    _finish(figure, axes, "Points: estimates; bars: 95% case-clustered bootstrap CIs. * strict masking "
+                          "condition (2.x, 3.x); condition 0 is unpaired (full information only).")
+    return figure
+
+
+def paired_metrics(cells: pd.DataFrame, cohorts: list[str], title: str,
+                   series: list[tuple[str, dict]]) -> plt.Figure:
+    """Figure 4 / F.2: ΔHTR, AIR and HBR per paired condition."""
+    figure, axes = _grid(len(cohorts), 3)
+    for row, cohort in enumerate(cohorts):
+        mine = cells[(cells["cohort"] == cohort) & (cells["visibility"] == "paired")]
+        for column, metric in enumerate(["delta_htr", "air", "hbr"]):
+            _interval_panel(axes[row, column], mine[mine["metric"] == metric], series, CONDITIONS[1:],
+                            f"{cohort} - {LABELS[metric]}", zero_line=True, unit_range=False)
+            axes[row, column].set_xlabel("paired condition")
+    figure.suptitle(title)
+    _finish(figure, axes, NOTE)
+    return figure
+
+
+def cross_model(cells: pd.DataFrame, cohorts: list[str], models: list[str], metric_rows: list[tuple[str, str]],
+                title: str) -> plt.Figure:
+    """Figures E.7-E.9: one panel per (metric, visibility) row and cohort column, models dodged."""
+    figure, axes = _grid(len(metric_rows), len(cohorts), width=max(3.6, 0.55 * len(models) + 3.0))
+    for row, (metric, visibility) in enumerate(metric_rows):
+        for column, cohort in enumerate(cohorts):
+            mine = cells[(cells["cohort"] == cohort) & (cells["metric"] == metric)
+                         & (cells["visibility"] == visibility)]
+            conditions = CONDITIONS[1:] if visibility != "full" else CONDITIONS
+            paired = visibility == "paired"
+            _interval_panel(axes[row, column], mine, [(m, {"model": m}) for m in models], conditions,
+                            f"{cohort} - {LABELS[metric]}" + ("" if paired else f", {visibility}"),
+                            zero_line=paired, unit_range=not paired)
+    figure.suptitle(title)
+    _finish(figure, axes, NOTE)
+    return figure
+
+
+def sliced(cells: pd.DataFrame, models: list[str], metric_columns: list[tuple[str, str]], title: str) -> plt.Figure:
+    """Per-format / per-eval-target breakdown of one cohort: models in rows, metrics in columns, slices dodged."""
+    slices = sorted(cells["slice"].dropna().unique())
+    figure, axes = _grid(len(models), len(metric_columns), width=max(3.6, 0.4 * len(slices) + 3.2))
+    for row, model in enumerate(models):
+        for column, (metric, visibility) in enumerate(metric_columns):
+            mine = cells[(cells["model"] == model) & (cells["metric"] == metric) & (cells["visibility"] == visibility)]
+            paired = visibility == "paired"
+            _interval_panel(axes[row, column], mine, [(s, {"slice": s}) for s in slices],
+                            CONDITIONS[1:] if paired or visibility == "masked" else CONDITIONS,
+                            f"{model} - {LABELS[metric]}" + ("" if paired else f", {visibility}"),
+                            zero_line=paired, unit_range=not paired)
+    figure.suptitle(title)
+    _finish(figure, axes, NOTE)
+    return figure
+
+
+def relpos_ecdf(positions: pd.DataFrame) -> plt.Figure:
+    """Figure D.1: empirical CDF of RelPos(q) per cohort."""
+    figure, ax = plt.subplots(figsize=(5.2, 3.4))
+    for index, (cohort, rows) in enumerate(positions.groupby("cohort", sort=True)):
+        values = np.sort(rows["relpos"].to_numpy(dtype=float))
+        ax.step(values, np.arange(1, len(values) + 1) / len(values), where="post",
+                color=PALETTE[index % len(PALETTE)], label=f"{cohort} (n = {len(values)})")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("relative cutoff position RelPos(q) (0 = first event, 1 = last)")
+    ax.set_ylabel("cumulative share of questions")
+    ax.grid(color="#eeeeee", linewidth=0.6)
+    ax.legend(frameon=False, loc="upper left")
+    figure.tight_layout()
+    return figure
+
+
+def quarantine_bars(quality: pd.DataFrame) -> plt.Figure:
+    """Quarantined TTS lines per cohort/source, stacked by reason."""
+    quality = quality.assign(group=quality["cohort"] + " / " + quality["source"])
+    table = quality.pivot_table(index="group", columns="reason", values="n_lines", aggfunc="sum", fill_value=0)
+    figure, ax = plt.subplots(figsize=(7.5, 0.45 * len(table) + 1.6))
+    left = np.zeros(len(table))
+    for index, reason in enumerate(table.columns):
+        ax.barh(table.index, table[reason], left=left, color=PALETTE[index % len(PALETTE)], label=reason,
+                hatch="//" if index >= len(PALETTE) else None)
+        left += table[reason].to_numpy()
+    ax.set_xlabel("quarantined TTS lines (left out of masking and metrics)")
+    ax.invert_yaxis()
+    ax.legend(frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5), title="reason")
+    figure.tight_layout()
+    return figure
+
+
+def invalid_answer_bars(invalid: pd.DataFrame) -> plt.Figure:
+    """Share of answers that did not parse, per cohort/model and format."""
+    invalid = invalid.assign(group=invalid["cohort"] + " / " + invalid["model"])
+    table = invalid.pivot_table(index="group", columns="format", values="invalid_share", aggfunc="sum")
+    figure, ax = plt.subplots(figsize=(7.5, 0.5 * len(table) + 1.6))
+    height = 0.8 / max(len(table.columns), 1)
+    for index, fmt in enumerate(table.columns):
+        positions = np.arange(len(table)) + (index - (len(table.columns) - 1) / 2) * height
+        ax.barh(positions, table[fmt].fillna(0), height=height, color=PALETTE[index % len(PALETTE)], label=fmt)
+    ax.set_yticks(np.arange(len(table)), table.index)
+    ax.set_xlabel("share of newest answers per cell that did not parse (invalid)")
+    ax.set_xlim(0, max(0.05, float(np.nanmax(table.to_numpy())) * 1.15 if table.size else 0.05))
+    ax.invert_yaxis()
+    ax.legend(frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5), title="format")
+    figure.tight_layout()
+    return figure
+
+
+def lap_heatmap(months: pd.DataFrame) -> plt.Figure:
+    """Audit Figure 3: monthly LAP per model, rows ordered by effective cutoff, the cutoff ticked in red."""
+    order = (months.drop_duplicates("model_key")
+             .assign(undefined=lambda f: f["lap_at_chance"] | f["empirical_cutoff"].isna())
+             .sort_values(["undefined", "empirical_cutoff", "model_key"], na_position="first"))
+    columns = sorted(months["decision_month"].unique())
+    grid = months.pivot_table(index="model_key", columns="decision_month", values="lap").reindex(
+        index=order["model_key"], columns=columns)
+    figure, ax = plt.subplots(figsize=(max(6.0, 0.09 * len(columns) + 3.0), 0.38 * len(order) + 1.8))
+    image = ax.imshow(grid.to_numpy(dtype=float), aspect="auto", cmap="Blues", vmin=0, vmax=1,
+                      interpolation="nearest")
+    labels = [f"{row.display}" + (" (at chance: cutoff undefined)" if row.undefined else "")
+              for row in order.itertuples()]
+    ax.set_yticks(range(len(order)), labels)
+    step = max(1, len(columns) // 12)
+    ax.set_xticks(range(0, len(columns), step), columns[::step], rotation=60, ha="right")
+    for y, row in enumerate(order.itertuples()):
+        if not row.undefined and row.empirical_cutoff in columns:
+            x = columns.index(row.empirical_cutoff)
+            ax.plot([x + 0.5, x + 0.5], [y - 0.45, y + 0.45], color="#d62728", linewidth=2.2)
+    ax.set_xlabel("probed month (decision date)")
+    colorbar = figure.colorbar(image, ax=ax, fraction=0.03, pad=0.02)
+    colorbar.set_label("LAP: share of recalled outcome directions")
+    figure.text(0.0, -0.02, "Red tick: behaviourally effective cutoff (last month with LAP > 0.1). "
+                "Rows ordered by cutoff; models whose recall is at chance have no cutoff.",
+                fontsize=7, color="#555555", ha="left", va="top")
+    figure.tight_layout()
+    return figure
+
+
+def hb_effects(board: pd.DataFrame) -> plt.Figure:
+    """E1, E2, E3 (gaps in bearish share, crisis minus calm) per model with their bootstrap CIs."""
+    metrics = [("e1", "E1 revealed vs date-only (R − D)"), ("e2", "E2 date trigger (D − M)"),
+               ("e3", "E3 transplant (W fake − true)")]
+    figure, axes = plt.subplots(1, 3, figsize=(10.5, 0.32 * len(board) + 1.8), sharey=True, squeeze=False)
+    names = board["display"].tolist()
+    for ax, (key, label) in zip(axes[0], metrics):
+        y = np.arange(len(board))
+        est, low, high = (board[f"{key}_{s}"].astype(float).to_numpy() for s in ("est", "lo", "hi"))
+        shown = np.isfinite(est)
+        ax.errorbar(est[shown], y[shown], xerr=[np.maximum(est - low, 0)[shown], np.maximum(high - est, 0)[shown]],
+                    fmt="o", color=PALETTE[0], markersize=4, capsize=2, linewidth=1)
+        ax.axvline(0, color="#999999", linewidth=0.7)
+        ax.set_title(label)
+        ax.set_yticks(y, names)
+        ax.grid(axis="x", color="#eeeeee", linewidth=0.6)
+    axes[0, 0].invert_yaxis()
+    figure.text(0.0, -0.02, "Bearish-share effects with 95% stratified bootstrap CIs (agg_hb_audit_rows); "
+                "models without an estimate are gated or unidentified (see the table).",
+                fontsize=7, color="#555555", ha="left", va="top")
+    figure.tight_layout()
+    return figure

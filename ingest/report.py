@@ -1,0 +1,352 @@
+"""`hindsight report [--out DIR]`: the results of both protocols as a static site.
+
+Every figure and table is drawn from the rows of one `analyses/report_*.sql`
+query, and those queries read public marts only (refs are resolved to the
+marts here, and anything else is refused), so `dbt build` followed by
+`hindsight report` always agrees with the tables analysts query. The site is
+DIR/index.html plus DIR/figures/*.svg: no script, no network.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+import jinja2
+import pandas as pd
+
+from ingest import figures
+from ingest.db import PROJECT_DIR
+from ingest.errors import InputError
+from ingest.query import PUBLIC_MARTS
+
+ANALYSES = PROJECT_DIR / "analyses"
+TEMPLATE = Path(__file__).with_name("report_template.html")
+REF = re.compile(r"\{\{\s*ref\(\s*['\"]([A-Za-z0-9_]+)['\"]\s*\)\s*\}\}")
+# Every kind of block a fully loaded warehouse shows (the browser test checks them on the demo).
+KINDS = ["overview", "figure-3", "figure-4", "figure-e7", "figure-e8", "figure-e9", "figure-f1", "figure-f2",
+         "figure-d1", "table-d1", "by-format", "by-eval-target", "tts-quarantine", "invalid-answers",
+         "missing-pairs", "hb-leaderboard", "hb-effects", "hb-lap-heatmap", "provenance"]
+
+
+@dataclass
+class Block:
+    kind: str
+    title: str
+    analyses: list[str]
+    figure: str | None = None         # file name under figures/
+    alt: str = ""
+    table: str | None = None          # HTML of a table
+    caption: str = ""
+
+
+@dataclass
+class Section:
+    id: str
+    title: str
+    intro: str = ""
+    blocks: list[Block] = field(default_factory=list)
+    empty: str | None = None          # why there is nothing to show
+
+
+def analysis_sql(name: str) -> str:
+    """The analysis query with its refs resolved to the public marts (schema main)."""
+    path = ANALYSES / f"{name}.sql"
+    text = path.read_text()
+
+    def resolve(match: re.Match) -> str:
+        if match.group(1) not in PUBLIC_MARTS:
+            raise InputError(path, f"ref('{match.group(1)}') is not a public mart",
+                             "report queries read the marts listed in ingest/query.py PUBLIC_MARTS only")
+        return match.group(1)
+
+    sql = REF.sub(resolve, text)
+    if "{{" in sql or "{%" in sql:
+        raise InputError(path, "Jinja other than ref() in a report query", "use plain SQL and {{ ref('mart') }}")
+    return sql
+
+
+class Report:
+    def __init__(self, con: duckdb.DuckDBPyConnection, out: Path):
+        self.con, self.out = con, out
+        self.figures_dir = out / "figures"
+        self.count = 0
+
+    def rows(self, name: str) -> pd.DataFrame:
+        return self.con.execute(analysis_sql(name)).df()
+
+    def figure(self, kind: str, title: str, analyses: list[str], drawing, alt: str, caption: str = "") -> Block:
+        self.count += 1
+        file_name = f"{self.count:02d}-{kind}.svg"
+        figures.save(drawing, self.figures_dir / file_name)
+        return Block(kind, title, analyses, figure=file_name, alt=alt, caption=caption)
+
+
+def _fmt(value, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _interval(row, digits: int = 3) -> str:
+    if pd.isna(row["estimate"]):
+        return "—"
+    text = f"{row['estimate']:.{digits}f} [{_fmt(row['ci_low'], digits)}, {_fmt(row['ci_high'], digits)}]"
+    return text + ("†" if row.get("significant") and row["visibility"] == "paired" else "")
+
+
+def _table(frame: pd.DataFrame, headers: dict[str, str] | None = None) -> str:
+    frame = frame.copy()
+    for column in frame.columns:
+        frame[column] = [_fmt(v) for v in frame[column]]
+    if headers:
+        frame = frame.rename(columns=headers)
+    return frame.to_html(index=False, border=0, classes="numbers", escape=True)
+
+
+def _metrics_table(cells: pd.DataFrame) -> str:
+    """Conditions in rows, the paper's metrics in columns: estimate [95% CI], † if the CI excludes 0."""
+    columns = [("acc", "full", "Acc full"), ("acc", "masked", "Acc masked"), ("htr", "full", "HTR full"),
+               ("htr", "masked", "HTR masked"), ("delta_acc", "paired", "ΔAcc"), ("delta_htr", "paired", "ΔHTR"),
+               ("air", "paired", "AIR"), ("hbr", "paired", "HBR")]
+    lines = []
+    for condition in figures.CONDITIONS:
+        mine = cells[cells["condition"] == condition]
+        if mine.empty:
+            continue
+        line = {"condition": figures.condition_label(condition)}
+        for metric, visibility, label in columns:
+            hit = mine[(mine["metric"] == metric) & (mine["visibility"] == visibility)]
+            line[label] = _interval(hit.iloc[0]) if len(hit) else "—"
+        lines.append(line)
+    return pd.DataFrame(lines).to_html(index=False, border=0, classes="numbers", escape=True)
+
+
+VISIBILITY_SERIES = [("full", {"visibility": "full"}), ("masked", {"visibility": "masked"})]
+
+
+def clinical_sections(report: Report) -> list[Section]:
+    metrics = report.rows("report_metrics")
+    standard = metrics[metrics["prompt_variant"] == "standard"]
+    cohorts = sorted(metrics["cohort"].unique())
+    models = sorted(metrics["model"].unique())
+    overview = Section("overview", "Overview", "Cohorts, cases, questions and the newest answer per cell.")
+    overview.blocks.append(Block("overview", "Warehouse contents", ["report_overview"],
+                                 table=_table(report.rows("report_overview"))))
+
+    per_model = Section("per-model", "Figures 3 and 4: accuracy, hindsight trap rate and paired metrics per model",
+                        "The paper's Figures 3 and 4 for every answering model (standard prompt), one row of "
+                        "panels per cohort. Tables give the numbers behind each figure.")
+    cross = Section("cross-model", "Figures E.7–E.9: comparison across models",
+                    "All models side by side, per cohort (standard prompt).")
+    if standard.empty:
+        per_model.empty = cross.empty = "No scored answers in agg_metrics yet: run `hindsight answer` and `hindsight build`."
+    for model in sorted(standard["model"].unique()):
+        mine = standard[standard["model"] == model]
+        mine_cohorts = sorted(mine["cohort"].unique())
+        per_model.blocks.append(report.figure(
+            "figure-3", f"Figure 3 — {model}: Acc and HTR per condition, full vs masked", ["report_metrics"],
+            figures.individual_metrics(mine, mine_cohorts, f"{model}: Acc and HTR per input condition",
+                                       VISIBILITY_SERIES),
+            f"Accuracy and hindsight trap rate of {model} per condition, full and masked, with 95% CIs"))
+        per_model.blocks.append(report.figure(
+            "figure-4", f"Figure 4 — {model}: ΔHTR, AIR and HBR per paired condition", ["report_metrics"],
+            figures.paired_metrics(mine, mine_cohorts, f"{model}: hindsight-bias metrics per paired condition",
+                                   [("paired", {"visibility": "paired"})]),
+            f"Paired hindsight-bias metrics of {model} with 95% CIs"))
+        for cohort in mine_cohorts:
+            per_model.blocks.append(Block("metrics-table", f"{model} — {cohort}: numbers", ["report_metrics"],
+                                          table=_metrics_table(mine[mine["cohort"] == cohort])))
+    if not standard.empty:
+        std_models = sorted(standard["model"].unique())
+        for kind, title, rows in [
+                ("figure-e7", "Figure E.7 — accuracy across models", [("acc", "full"), ("acc", "masked")]),
+                ("figure-e8", "Figure E.8 — hindsight trap rate across models", [("htr", "full"), ("htr", "masked")]),
+                ("figure-e9", "Figure E.9 — paired hindsight-bias metrics across models",
+                 [("delta_htr", "paired"), ("air", "paired"), ("hbr", "paired")])]:
+            cross.blocks.append(report.figure(kind, title, ["report_metrics"],
+                                              figures.cross_model(standard, cohorts, std_models, rows, title),
+                                              f"{title}, models as coloured series with 95% CIs"))
+
+    variants = Section("prompt-variants", "Appendix F: explicit hindsight warning",
+                       "Models answered under both the standard prompt and the warning prompt (Appendix C).")
+    both = [m for m in models if set(metrics[metrics["model"] == m]["prompt_variant"]) >= {"standard", "warning"}]
+    if not both:
+        variants.empty = ("No model has answers under both prompt variants: run "
+                          "`hindsight answer --variant warning` for a model answered with the standard prompt.")
+    for model in both:
+        mine = metrics[metrics["model"] == model]
+        mine_cohorts = sorted(mine["cohort"].unique())
+        series = [(f"{v}, {p}", {"visibility": v, "prompt_variant": p})
+                  for p in ("standard", "warning") for v in ("full", "masked")]
+        variants.blocks.append(report.figure(
+            "figure-f1", f"Figure F.1 — {model}: Acc and HTR under both prompt versions", ["report_metrics"],
+            figures.individual_metrics(mine, mine_cohorts, f"{model}: standard vs warning prompt", series),
+            f"Accuracy and HTR of {model} under the standard and warning prompts with 95% CIs"))
+        variants.blocks.append(report.figure(
+            "figure-f2", f"Figure F.2 — {model}: paired metrics under both prompt versions", ["report_metrics"],
+            figures.paired_metrics(mine, mine_cohorts, f"{model}: standard vs warning prompt",
+                                   [(p, {"prompt_variant": p}) for p in ("standard", "warning")]),
+            f"Paired metrics of {model} under both prompts with 95% CIs"))
+
+    cutoffs = Section("cutoff-positions", "Appendix D: where the masking cutoffs fall",
+                      "RelPos(q): chronological index of the cutoff event in the reference TTS, scaled to [0, 1].")
+    positions = report.rows("report_relpos_ecdf")
+    if positions.empty:
+        cutoffs.empty = "No question has a defined RelPos yet: load cases and questions."
+    else:
+        cutoffs.blocks.append(report.figure("figure-d1", "Figure D.1 — ECDF of relative cutoff positions",
+                                            ["report_relpos_ecdf"], figures.relpos_ecdf(positions),
+                                            "Empirical CDF of RelPos per cohort"))
+    cutoffs.blocks.append(Block("table-d1", "Table D.1 — distribution of RelPos(q)", ["report_relpos_table"],
+                                table=_table(report.rows("report_relpos_table"))))
+
+    breakdowns = Section("breakdowns", "Breakdowns by question format and evaluation target",
+                         "Standard prompt; one figure per cohort, models in rows.")
+    for kind, name, label, columns in [
+            ("by-format", "report_metrics_by_format", "question format",
+             [("delta_htr", "paired"), ("air", "paired"), ("hbr", "paired")]),
+            ("by-eval-target", "report_metrics_by_eval_target", "evaluation target",
+             [("acc", "masked"), ("htr", "full"), ("delta_htr", "paired"), ("air", "paired")])]:
+        cells = report.rows(name)
+        for cohort in sorted(cells["cohort"].unique()):
+            mine = cells[cells["cohort"] == cohort]
+            title = f"{cohort}: metrics by {label}"
+            breakdowns.blocks.append(report.figure(kind, title, [name],
+                                                   figures.sliced(mine, sorted(mine["model"].unique()), columns, title),
+                                                   f"{title}, with 95% CIs"))
+    if not breakdowns.blocks:
+        breakdowns.empty = "No scored answers yet."
+
+    quality = Section("data-quality", "Data quality",
+                      "What was left out of the metrics and why: quarantined TTS lines, unparseable answers, "
+                      "and paired questions missing one side.")
+    quarantined = report.rows("report_tts_quarantine")
+    if quarantined.empty:
+        quality.blocks.append(Block("tts-quarantine", "Quarantined TTS lines", ["report_tts_quarantine"],
+                                    caption="No TTS line was quarantined."))
+    else:
+        quality.blocks.append(report.figure("tts-quarantine", "Quarantined TTS lines by reason",
+                                            ["report_tts_quarantine"], figures.quarantine_bars(quarantined),
+                                            "Quarantined TTS lines per cohort and source, by reason"))
+    invalid = report.rows("report_invalid_answers")
+    if invalid.empty:
+        quality.blocks.append(Block("invalid-answers", "Invalid answers", ["report_invalid_answers"],
+                                    caption="No answers stored yet."))
+    else:
+        quality.blocks.append(report.figure("invalid-answers", "Answers that did not parse",
+                                            ["report_invalid_answers"], figures.invalid_answer_bars(invalid),
+                                            "Share of invalid answers per cohort, model and format",
+                                            caption=f"{int(invalid['n_invalid'].sum())} of "
+                                                    f"{int(invalid['n_answers'].sum())} answers invalid."))
+    missing = report.rows("report_missing_pairs")
+    quality.blocks.append(Block("missing-pairs", "Missing full/masked pairs", ["report_missing_pairs"],
+                                table=_table(missing) if not missing.empty else None,
+                                caption=(f"{int(missing['n_expected'].sum() - missing['n_paired'].sum())} of "
+                                         f"{int(missing['n_expected'].sum())} expected pairs are missing."
+                                         if not missing.empty else "No answers stored yet.")))
+    return [overview, per_model, cross, variants, cutoffs, breakdowns, quality]
+
+
+def _leaderboard_table(board: pd.DataFrame) -> str:
+    def ci(row, key):
+        if not row.get(f"{key}_parity", True):
+            return "—ᵏ (sample parity)"
+        return "—" if pd.isna(row[f"{key}_est"]) else \
+            f"{row[f'{key}_est']:+.3f} [{row[f'{key}_lo']:+.3f}, {row[f'{key}_hi']:+.3f}]"
+    lines = []
+    for _, row in board.iterrows():
+        chance = bool(row["lap_at_chance"])
+        p1 = row["p1_model_relative"] if row["p1_mode"] == "model_relative" else row["p1_calendar"]
+        lines.append({
+            "model": row["display"], "gen": _fmt(row["generation"]),
+            "E1 [95% CI]": ci(row, "e1"),
+            "E2 [95% CI]": ci(row, "e2"), "E3 [95% CI]": ci(row, "e3"),
+            "P1": f"{_fmt(p1)} ({row['p1_mode']})",
+            "REC pre / post": f"{_fmt(row['rec_pre_year'], 2)} / {_fmt(row['rec_post_year'], 2)}",
+            "LAP pre / post": f"{_fmt(row['lap_pre'], 2)} / {_fmt(row['lap_post'], 2)}",
+            "recall hit": _fmt(row["recall_hit_rate"], 2),
+            "cutoff": "—ᵍ (at chance)" if chance else _fmt(row["empirical_cutoff"]),
+            "δ (t)": (f"—ᵍ ({row['delta_gate'] or 'undefined'})" if pd.isna(row["delta"])
+                      else f"{row['delta']:+.3f} ({_fmt(row['delta_t'], 2)})"
+                      + ("ʳ" if row["delta_rank_deficient"] else "")),
+            "VALID": "—" if pd.isna(row["valid_sketch_rate"]) else f"{row['valid_sketch_rate']:.1%}",
+        })
+    return pd.DataFrame(lines).to_html(index=False, border=0, classes="numbers", escape=True)
+
+
+def hindsightbench_section(report: Report) -> Section:
+    section = Section("hindsightbench", "HindsightBench audit",
+                      "Per-model audit rows (E1–E3 with stratified bootstrap CIs, placebo, date recovery, outcome "
+                      "recall, effective cutoff, δ) and the monthly outcome-recall (LAP) series.")
+    board = report.rows("report_hb_leaderboard")
+    if board.empty:
+        section.empty = "No HindsightBench release loaded: `hindsight load hindsightbench ROOT`, then `hindsight build`."
+        return section
+    section.blocks.append(Block("hb-leaderboard", "Leaderboard", ["report_hb_leaderboard"],
+                                table=_leaderboard_table(board),
+                                caption="—ᵍ gated (recall at chance or δ gates), —ᵏ unidentified under the "
+                                        "sample-parity gate, ʳ δ from a rank-deficient design. Sorted by E2."))
+    section.blocks.append(report.figure("hb-effects", "E1, E2 and E3 per model", ["report_hb_leaderboard"],
+                                        figures.hb_effects(board), "E1, E2, E3 per model with 95% CIs"))
+    months = report.rows("report_hb_lap_months")
+    if not months.empty:
+        section.blocks.append(report.figure(
+            "hb-lap-heatmap", "Figure 3 (audit) — monthly LAP and effective cutoffs", ["report_hb_lap_months"],
+            figures.lap_heatmap(months), "Heat map of monthly LAP per model with the effective cutoff marked"))
+    return section
+
+
+def provenance(report: Report, db: Path) -> dict:
+    rows = report.rows("report_provenance")
+    first = rows.iloc[0] if len(rows) else None
+    answers = rows.dropna(subset=["model"]) if len(rows) else rows
+    return {
+        "warehouse": str(db), "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "built_at": _fmt(first["built_at"]) if first is not None else "—",
+        "dbt_version": _fmt(first["dbt_version"]) if first is not None else "—",
+        "invocation": _fmt(first["dbt_invocation_id"]) if first is not None else "—",
+        "replicates": _fmt(first["bootstrap_replicates"]) if first is not None else "—",
+        "seed": _fmt(first["bootstrap_seed"]) if first is not None else "—",
+        "hb_draws": _fmt(first["hb_bootstrap_draws"]) if first is not None else "—",
+        "reference_source": _fmt(first["reference_source"]) if first is not None else "—",
+        "parser": _fmt(first["build_answer_parser_version"]) if first is not None else "—",
+        "table": _table(answers.drop(columns=[c for c in rows.columns if c in {
+            "built_at", "dbt_version", "dbt_invocation_id", "reference_source", "bootstrap_replicates",
+            "bootstrap_seed", "hb_bootstrap_draws", "build_answer_parser_version"}])) if len(answers) else None,
+    }
+
+
+def write_report(db: Path, out: Path) -> Path:
+    """Render the report of the warehouse `db` into `out`; returns the path of index.html."""
+    if not Path(db).exists():
+        raise InputError(db, "warehouse file not found", "run `hindsight demo` or load data and `hindsight build`")
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        present = {r[0] for r in con.execute(
+            "select table_name from information_schema.tables where table_schema = 'main'").fetchall()}
+        missing = sorted(set(PUBLIC_MARTS) - present)
+        if missing:
+            raise InputError(db, f"marts not built: {', '.join(missing)}", "run `hindsight build` first")
+        out = Path(out)
+        figures_dir = out / "figures"
+        if figures_dir.exists():
+            shutil.rmtree(figures_dir)      # no stale figure from an earlier report survives
+        figures_dir.mkdir(parents=True)
+        report = Report(con, out)
+        sections = clinical_sections(report) + [hindsightbench_section(report)]
+        footer = provenance(report, Path(db).resolve())
+    finally:
+        con.close()
+    analyses = sorted({name for s in sections for b in s.blocks for name in b.analyses} | {"report_provenance"})
+    environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    html = environment.from_string(TEMPLATE.read_text()).render(
+        sections=sections, footer=footer, analyses=analyses)
+    index = out / "index.html"
+    index.write_text(html, encoding="utf-8")
+    return index

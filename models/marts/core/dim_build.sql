@@ -1,0 +1,15 @@
+-- One row: the dbt invocation that last built the marts, and the project
+-- settings every estimate depends on. The report's provenance footer reads it.
+with settings as (
+    select
+        cast('{{ invocation_id }}' as varchar) as dbt_invocation_id,
+        cast('{{ run_started_at.strftime("%Y-%m-%d %H:%M:%S") }}' as timestamp) as built_at,
+        cast('{{ dbt_version }}' as varchar) as dbt_version,
+        cast('{{ var("reference_source") }}' as varchar) as reference_source,
+        cast({{ var('bootstrap_replicates') }} as integer) as bootstrap_replicates,
+        cast({{ var('bootstrap_seed') }} as bigint) as bootstrap_seed,
+        cast('{{ var("hb_bootstrap_draws") }}' as varchar) as hb_bootstrap_draws,
+        cast({{ answer_parser_version() }} as varchar) as answer_parser_version
+)
+
+select * from settings
