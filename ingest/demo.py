@@ -1,12 +1,15 @@
 """`hindsight demo`: the main job on the embedded, fictional demo corpus.
 
 Reads nothing outside the clone: loads both demo cohorts and their
-questions into the warehouse named by HINDSIGHT_DB, runs `dbt build`, and
-prints a short summary from the public marts. Loads are idempotent, so
-running it again adds nothing.
+questions, and a fictional HindsightBench release written by simulated
+auditees (ingest/simulated_audit.py), into the warehouse named by
+HINDSIGHT_DB; labelled simulators answer; `dbt build` refreshes the marts; it
+prints a summary and the metrics table and writes the HTML report. Loads and
+answers are idempotent, so running it again adds nothing.
 """
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 from ingest.build import build
@@ -15,6 +18,9 @@ from ingest.load_cases import load_cases
 from ingest.load_questions import load_questions
 from ingest.answer import answer_requests, generate_narratives
 from ingest.judge import judge
+from ingest.load_hindsightbench import load_hindsightbench
+from ingest.report import write_report
+from ingest.simulated_audit import write_release
 from ingest.status import _table
 
 CORPUS = Path(__file__).resolve().parent / "demo_corpus"
@@ -22,6 +28,11 @@ COHORTS = ("sepsis", "glp1")
 # labelled simulators: a model that never uses hindsight, and one with a planted
 # 30% trap rate under full visibility (the estimators must recover it)
 SIMULATORS = ("sim:prospective", "sim:hindsight@0.3")
+# they write the condition-3 narratives; two more answer, so the cross-model
+# figures show four models, and one also answers under the warning prompt
+ANSWERERS = SIMULATORS + ("sim:hindsight@0.6", "sim:noise@0.2")
+WARNING_ANSWERERS = ("sim:hindsight@0.3",)
+REPORT_DIR = Path("reports")
 JUDGE = "sim:exact-match"   # a labelled exact-match judge for the free responses
 
 
@@ -33,6 +44,8 @@ def load_demo(db: Path) -> None:
         result = load_questions(con, CORPUS / "questions.jsonl")
         if result.errors:
             raise RuntimeError("demo questions were rejected: " + "; ".join(map(str, result.errors)))
+        with tempfile.TemporaryDirectory(prefix="hindsight-demo-audit-") as release:
+            load_hindsightbench(con, write_release(Path(release)))
 
 
 def summary(db: Path) -> str:
@@ -63,13 +76,17 @@ def summary(db: Path) -> str:
 
 
 def simulate_demo(db: Path, phase: str) -> None:
-    """phase `narratives`: condition-3 narratives; `answers`: answers to every standard request."""
+    """phase `narratives`: condition-3 narratives; `answers`: every standard request (and the warning
+    requests of WARNING_ANSWERERS); `judgments`: the free responses."""
     with connect(db) as con:
-        for name in SIMULATORS:
-            if phase == "narratives":
+        if phase == "narratives":
+            for name in SIMULATORS:
                 generate_narratives(con, name)
-            elif phase == "answers":
+        elif phase == "answers":
+            for name in ANSWERERS:
                 answer_requests(con, name, variants=["standard"])
+            for name in WARNING_ANSWERERS:
+                answer_requests(con, name, variants=["warning"])
         if phase == "judgments":
             judge(con, JUDGE)
 
@@ -122,4 +139,6 @@ def run_demo() -> int:
     print(summary(db))
     print()
     print(metrics_table(db))
+    print()
+    print(f"hindsight demo: report written to {write_report(db, REPORT_DIR).resolve()}")
     return 0

@@ -228,7 +228,7 @@ def lap_heatmap(months: pd.DataFrame) -> plt.Figure:
     columns = sorted(months["decision_month"].unique())
     grid = months.pivot_table(index="model_key", columns="decision_month", values="lap").reindex(
         index=order["model_key"], columns=columns)
-    figure, ax = plt.subplots(figsize=(max(6.0, 0.09 * len(columns) + 3.0), 0.38 * len(order) + 1.8))
+    figure, ax = plt.subplots(figsize=(max(6.0, 0.04 * len(columns) + 3.5), 0.38 * len(order) + 1.8))
     image = ax.imshow(grid.to_numpy(dtype=float), aspect="auto", cmap="Blues", vmin=0, vmax=1,
                       interpolation="nearest")
     labels = [f"{row.display}" + (" (at chance: cutoff undefined)" if row.undefined else "")
