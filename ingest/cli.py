@@ -334,11 +334,13 @@ def status() -> None:
 
 
 @main.command()
-def demo() -> None:
-    """Build the warehouse from the embedded demo corpus and summarise it."""
+@click.option("--report-dir", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
+              help="Where the HTML report is written.")
+def demo(report_dir: Path) -> None:
+    """Build the warehouse from the embedded demo corpus, summarise it and write the report."""
     from ingest.demo import run_demo
 
-    sys.exit(run_demo())
+    sys.exit(run_demo(report_dir))
 
 
 if __name__ == "__main__":

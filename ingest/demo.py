@@ -32,7 +32,6 @@ SIMULATORS = ("sim:prospective", "sim:hindsight@0.3")
 # figures show four models, and one also answers under the warning prompt
 ANSWERERS = SIMULATORS + ("sim:hindsight@0.6", "sim:noise@0.2")
 WARNING_ANSWERERS = ("sim:hindsight@0.3",)
-REPORT_DIR = Path("reports")
 JUDGE = "sim:exact-match"   # a labelled exact-match judge for the free responses
 
 
@@ -120,7 +119,7 @@ def metrics_table(db: Path) -> str:
     return "\n".join(lines)
 
 
-def run_demo() -> int:
+def run_demo(report_dir: Path = Path("reports")) -> int:
     db = warehouse_path()
     print(f"hindsight demo: loading the fictional demo corpus into {db}")
     load_demo(db)
@@ -140,5 +139,5 @@ def run_demo() -> int:
     print()
     print(metrics_table(db))
     print()
-    print(f"hindsight demo: report written to {write_report(db, REPORT_DIR).resolve()}")
+    print(f"hindsight demo: report written to {write_report(db, report_dir).resolve()}")
     return 0

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -66,3 +69,21 @@ def assert_dbt_passed() -> None:
     """Every node of the last dbt build passed (warn is allowed: data-quality thresholds on user data)."""
     bad = [(r["unique_id"], r["status"]) for r in dbt_results() if r["status"] not in ("success", "pass", "warn", "no-op")]
     assert not bad, bad
+
+
+def hindsight(db, *args):
+    """The CLI in a child process (as a user runs it), on the warehouse `db`, from the project root."""
+    env = {**os.environ, "HINDSIGHT_DB": str(db)}
+    return subprocess.run([sys.executable, "-m", "ingest.cli", *map(str, args)], env=env,
+                          capture_output=True, text=True, cwd=PROJECT)
+
+
+@pytest.fixture(scope="session")
+def demo_warehouse(tmp_path_factory):
+    """`hindsight demo` once per session: (warehouse, its output, the report's index.html)."""
+    folder = tmp_path_factory.mktemp("demo")
+    db, reports = folder / "warehouse.duckdb", folder / "reports"
+    done = hindsight(db, "demo", "--report-dir", reports)
+    assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-3000:]
+    assert_dbt_passed()
+    return db, done.stdout, reports / "index.html"

@@ -10,30 +10,15 @@ from datetime import datetime
 import duckdb
 import pytest
 
-from conftest import PROJECT, assert_dbt_passed, query, scalar
+from conftest import PROJECT, assert_dbt_passed, hindsight, query, scalar
 
 MARTS = ["dim_cases", "dim_questions", "fct_tts_events", "agg_tts_quality", "agg_relpos",
          "fct_answer_requests", "fct_narrative_requests", "fct_answers", "fct_answer_pairs",
          "agg_metrics", "agg_metrics_by_format", "agg_metrics_by_eval_target", "fct_bootstrap_samples"]
 
 
-def hindsight(db, *args):
-    env = {**os.environ, "HINDSIGHT_DB": str(db)}
-    return subprocess.run([sys.executable, "-m", "ingest.cli", *map(str, args)], env=env,
-                          capture_output=True, text=True, cwd=PROJECT)
-
-
-@pytest.fixture(scope="module")
-def demo_warehouse(tmp_path_factory):
-    db = tmp_path_factory.mktemp("demo") / "warehouse.duckdb"
-    done = hindsight(db, "demo")
-    assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-3000:]
-    assert_dbt_passed()
-    return db, done.stdout
-
-
 def test_demo_builds_every_mart_in_the_default_schema_and_summarises(demo_warehouse):
-    db, output = demo_warehouse
+    db, output, _ = demo_warehouse
     assert "cases (dim_cases):" in output and "agg_relpos" in output and "fct_answer_requests" in output
     with duckdb.connect(str(db), read_only=True) as con:
         for mart in MARTS:
@@ -44,7 +29,7 @@ def test_demo_builds_every_mart_in_the_default_schema_and_summarises(demo_wareho
 
 
 def test_demo_requests_hold_the_conditions_with_their_contexts(demo_warehouse):
-    db, _ = demo_warehouse
+    db, _, _ = demo_warehouse
     per_condition = dict(query(db, """
         select condition || '/' || visibility, count(*) from fct_answer_requests
         where prompt_variant = 'standard' group by 1"""))
@@ -70,7 +55,7 @@ def test_demo_requests_hold_the_conditions_with_their_contexts(demo_warehouse):
 
 
 def test_synthetic_narratives_make_condition_3_answerable(demo_warehouse, tmp_path):
-    source, _ = demo_warehouse
+    source, _, _ = demo_warehouse
     db = tmp_path / "copy.duckdb"
     db.write_bytes(source.read_bytes())
     with duckdb.connect(str(db)) as con:
@@ -93,16 +78,16 @@ def test_synthetic_narratives_make_condition_3_answerable(demo_warehouse, tmp_pa
 
 
 def test_demo_again_adds_nothing(demo_warehouse, tmp_path):
-    source, _ = demo_warehouse
+    source, _, _ = demo_warehouse
     db = tmp_path / "again.duckdb"
     db.write_bytes(source.read_bytes())
     before = [scalar(db, f"select count(*) from raw.{t}") for t in ("loads", "narratives", "tts_records", "questions")]
-    assert hindsight(db, "demo").returncode == 0
+    assert hindsight(db, "demo", "--report-dir", tmp_path / "reports").returncode == 0
     assert [scalar(db, f"select count(*) from raw.{t}") for t in ("loads", "narratives", "tts_records", "questions")] == before
 
 
 def test_status_reports_loads_quarantine_and_skips(demo_warehouse):
-    db, _ = demo_warehouse
+    db, _, _ = demo_warehouse
     done = hindsight(db, "status")
     assert done.returncode == 0
     out = done.stdout
@@ -122,7 +107,7 @@ def test_build_succeeds_on_an_empty_warehouse(tmp_path):
 
 
 def test_plain_dbt_build_in_the_project_root_uses_hindsight_db(demo_warehouse, tmp_path):
-    source, _ = demo_warehouse
+    source, _, _ = demo_warehouse
     db = tmp_path / "plain.duckdb"
     db.write_bytes(source.read_bytes())
     dbt = os.path.join(os.path.dirname(sys.executable), "dbt")
@@ -133,7 +118,7 @@ def test_plain_dbt_build_in_the_project_root_uses_hindsight_db(demo_warehouse, t
 
 
 def test_demo_answers_are_scored_and_the_table_is_printed(demo_warehouse):
-    db, output = demo_warehouse
+    db, output, _ = demo_warehouse
     assert "metrics with 95% case-clustered bootstrap CIs" in output and "sepsis / sim:hindsight@0.3" in output
     prospective = query(db, """
         select metric, min(estimate), max(estimate) from agg_metrics
@@ -148,7 +133,7 @@ def test_demo_answers_are_scored_and_the_table_is_printed(demo_warehouse):
 def test_sql_draws_equal_the_numpy_draws(demo_warehouse):
     from ingest import bootstrap
 
-    db, _ = demo_warehouse
+    db, _, _ = demo_warehouse
     for cohort in ("sepsis", "glp1"):
         cases = [r[0] for r in query(
             db, "select case_id from intermediate.int_bootstrap_cases where cohort = ? order by case_index", [cohort])]

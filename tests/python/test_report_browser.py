@@ -1,0 +1,116 @@
+"""The demo's HTML report opened from disk in headless Chromium (Debian's
+`chromium`, which .ci/run installs): every section and figure is there, every
+image loads, the console stays clean, and a screenshot is saved.
+
+The test starts Chromium itself with the flags this closed network needs and
+a fresh profile, then drives it over the DevTools protocol with Playwright.
+Without a Chromium binary the test is skipped, unless HINDSIGHT_REQUIRE_BROWSER
+is set (as .ci/run does), where a missing browser is a failure.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from ingest.report import KINDS
+
+SECTIONS = ["overview", "per-model", "cross-model", "prompt-variants", "cutoff-positions", "breakdowns",
+            "data-quality", "hindsightbench", "provenance"]
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--disable-quic", "--remote-debugging-port=0",
+         "--window-size=1280,1000"]
+
+
+def chromium_binary() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not found:
+        message = "chromium is not installed (apt-get install -y chromium; .ci/run does)"
+        if os.environ.get("HINDSIGHT_REQUIRE_BROWSER"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return found
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    from playwright.sync_api import sync_playwright
+
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    process = subprocess.Popen([chromium_binary(), *FLAGS, f"--user-data-dir={profile}", "about:blank"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    port_file = profile / "DevToolsActivePort"
+    deadline = time.monotonic() + 60
+    while not (port_file.exists() and port_file.read_text().strip()) and process.poll() is None:
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    if not port_file.exists():
+        process.kill()
+        pytest.fail(f"chromium did not start (exit code {process.poll()})")
+    port = port_file.read_text().splitlines()[0]
+    with sync_playwright() as playwright:
+        connected = playwright.chromium.connect_over_cdp(f"http://127.0.0.1:{port}")
+        try:
+            yield connected
+        finally:
+            connected.close()
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def inspect(browser, index: Path, screenshot: Path | None = None) -> dict:
+    """Open the report from disk; what the page holds and what went wrong while loading it."""
+    context = browser.contexts[0] if browser.contexts else browser.new_context()
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("console", lambda message: problems.append(f"console {message.type}: {message.text}")
+            if message.type in ("error", "assert") else None)
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on("requestfailed", lambda request: problems.append(f"failed load: {request.url} ({request.failure})"))
+    page.goto(index.resolve().as_uri(), wait_until="load")
+    page.wait_for_load_state("networkidle")
+    found = page.evaluate("""() => ({
+        sections: Array.from(document.querySelectorAll('[data-section]')).map(e => e.id),
+        kinds: Array.from(document.querySelectorAll('[data-kind]')).map(e => e.dataset.kind),
+        figures: document.querySelectorAll('figure img').length,
+        broken: Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src),
+        empty: Array.from(document.querySelectorAll('.empty')).map(e => e.textContent),
+        scripts: document.scripts.length,
+    })""")
+    if screenshot is not None:
+        page.screenshot(path=str(screenshot), full_page=True)
+    page.close()
+    return {**found, "problems": problems}
+
+
+def test_the_demo_report_shows_every_section_and_figure(browser, demo_warehouse, tmp_path):
+    _, output, index = demo_warehouse
+    assert f"report written to {index.resolve()}" in output
+    shot = tmp_path / "report.png"
+    found = inspect(browser, index, shot)
+    assert found["problems"] == []
+    assert found["sections"] == SECTIONS
+    assert sorted(set(found["kinds"]) - {"metrics-table"}) == sorted(KINDS)
+    assert found["figures"] == len(list((index.parent / "figures").glob("*.svg"))) >= 20
+    assert found["broken"] == [] and found["empty"] == [] and found["scripts"] == 0
+    assert shot.stat().st_size > 100_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    print(f"screenshot: {shot}")
+
+
+def test_a_missing_figure_is_reported_as_a_failed_load(browser, demo_warehouse, tmp_path):
+    _, _, index = demo_warehouse
+    copy = tmp_path / "report"
+    shutil.copytree(index.parent, copy)
+    victim = sorted((copy / "figures").glob("*-hb-lap-heatmap.svg"))[0]
+    victim.unlink()
+    found = inspect(browser, copy / "index.html")
+    assert any("failed load" in p and victim.name in p for p in found["problems"]), found["problems"]
+    assert len(found["broken"]) == 1 and found["broken"][0].endswith(victim.name)
