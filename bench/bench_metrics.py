@@ -5,9 +5,10 @@ true/false, ordinal and categorical multiple choice, free response), 4
 models, 7 conditions (paired ones full and masked), 2 prompt variants,
 B = 2,000. Answers are generated in SQL straight into raw.responses, the
 warehouse is built once, then the four models that turn fct_answers and
-fct_answer_pairs into agg_metrics and agg_metrics_by_format are rebuilt and
-timed with dbt's own timing (target/run_results.json); peak memory is the
-dbt process's maximum RSS. At paper scale the script also times a plain
+fct_answer_pairs into agg_metrics and its format and eval-target slices are
+rebuilt and timed with dbt's own timing (target/run_results.json); peak
+memory is the dbt process's maximum RSS. Then `hindsight report` is timed on
+the same warehouse (4 models x 2 prompts x 2 cohorts: every figure). At paper scale the script also times a plain
 pandas loop over replicates and the pure-SQL cross-check, for comparison.
 
     .venv/bin/python bench/bench_metrics.py --scale 1
@@ -35,7 +36,7 @@ from ingest import bootstrap  # noqa: E402
 from ingest.db import connect  # noqa: E402
 
 METRIC_MODELS = ["agg_answer_case_sums", "agg_pair_case_sums", "agg_metric_case_sums", "agg_metric_estimates",
-                 "agg_metrics", "agg_metrics_by_format"]
+                 "agg_metrics", "agg_metrics_by_format", "agg_metrics_by_eval_target"]
 DBT = str(Path(sys.executable).parent / "dbt")
 
 
@@ -84,11 +85,16 @@ def generate(db: Path, scale: int) -> dict:
 
 def dbt(db: Path, *args: str) -> tuple[float, float]:
     """Run dbt in a child; return (wall seconds, peak RSS in MB of that child)."""
+    return child(db, [DBT, *args, "--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT)])
+
+
+def child(db: Path, command: list[str]) -> tuple[float, float]:
+    """Run a command in a child; return (wall seconds, peak RSS in MB of that child)."""
     probe = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
              "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(r.returncode)")
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", probe, DBT, *args, "--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT)],
-                          cwd=PROJECT, capture_output=True, text=True, env={**os.environ, "HINDSIGHT_DB": str(db)})
+    done = subprocess.run([sys.executable, "-c", probe, *command], cwd=PROJECT, capture_output=True, text=True,
+                          env={**os.environ, "HINDSIGHT_DB": str(db)})
     if done.returncode != 0:
         sys.exit(done.stdout[-4000:])
     return time.perf_counter() - started, int(done.stderr.strip().splitlines()[-1]) / 1024
@@ -160,6 +166,9 @@ def main() -> None:
     with duckdb.connect(str(db), read_only=True) as con:
         figures["agg_metrics_rows"] = con.execute("select count(*) from agg_metrics").fetchone()[0]
         figures["agg_metrics_by_format_rows"] = con.execute("select count(*) from agg_metrics_by_format").fetchone()[0]
+    wall, rss = child(db, [sys.executable, "-m", "ingest.cli", "report", "--out", str(db.parent / "report")])
+    figures["report_seconds"], figures["report_peak_rss_mb"] = round(wall, 1), round(rss)
+    figures["report_figures"] = len(list((db.parent / "report" / "figures").glob("*.svg")))
     if args.scale == 1:
         figures["pandas_loop_seconds"] = round(pandas_loop(db, 2000), 1)
         estimates = best[0]

@@ -190,3 +190,37 @@ def test_relpos_follows_the_documented_reading(real_warehouse):
     summary = query(real_warehouse, "select cohort, n, n_undefined, min, max from agg_relpos order by cohort")
     for cohort, n, n_undefined, low, high in summary:
         assert n_undefined >= 1 and 0 <= low <= high <= 1
+
+
+def test_report_and_export_work_on_the_real_data_and_the_real_audit(real_warehouse, tmp_path):
+    """Both protocols on real inputs: the T2S2 warehouse plus the published HindsightBench release,
+    answered by labelled simulators, then `hindsight report` and `hindsight export`."""
+    from ingest.query import PUBLIC_MARTS
+    from ingest.report import KINDS
+
+    db = tmp_path / "w.duckdb"
+    db.write_bytes(real_warehouse.read_bytes())
+    env = _env({"HINDSIGHT_DB": str(db)})
+
+    def run(*args):
+        done = subprocess.run([sys.executable, "-m", "ingest.cli", *map(str, args)], env=env, capture_output=True,
+                              text=True, cwd=PROJECT)
+        assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+        return done.stdout
+
+    run("load", "hindsightbench", require_shared("hindsightbench"))
+    run("answer", "--model", "sim:hindsight@0.3", "--variant", "standard", "--variant", "warning")
+    run("answer", "--model", "sim:prospective", "--variant", "standard")
+    run("build")
+    assert_dbt_passed()
+    out = run("report", "--out", tmp_path / "report")
+    index = tmp_path / "report" / "index.html"
+    assert f"report: {index.resolve()}" in out
+    html = index.read_text()
+    kinds = set(re.findall(r'data-kind="([a-z0-9-]+)"', html))
+    assert set(KINDS) <= kinds and 'class="empty"' not in html
+    shown = re.findall(r'<img src="figures/([^"]+)"', html)
+    assert shown and sorted(shown) == sorted(p.name for p in (tmp_path / "report" / "figures").iterdir())
+    assert "Llama" in html or "llama" in html            # the real audit rows are in the leaderboard
+    run("export", "--format", "parquet", "--out", tmp_path / "export")
+    assert sorted(p.stem for p in (tmp_path / "export").glob("*.parquet")) == sorted(PUBLIC_MARTS)

@@ -1,0 +1,107 @@
+"""`hindsight report` without a browser: its numbers agree with the marts, its
+queries read public marts only, and it fails clearly or degrades gracefully."""
+from __future__ import annotations
+
+from html.parser import HTMLParser
+
+import pytest
+import sqlglot
+from sqlglot import exp
+
+from conftest import assert_dbt_passed, query
+from ingest import report
+from ingest.db import connect
+from ingest.errors import InputError
+from ingest.query import PUBLIC_MARTS
+
+
+class Tables(HTMLParser):
+    """The metrics tables of the report: {summary text: [[cell, ...], ...]}."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables, self.summary, self.row, self.text, self.where = {}, None, None, "", None
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("summary", "td", "th"):
+            self.where, self.text = tag, ""
+        elif tag == "tr" and self.summary:
+            self.row = []
+
+    def handle_endtag(self, tag):
+        if tag == "summary":
+            self.summary = self.text.strip()
+            self.tables[self.summary] = []
+        elif tag in ("td", "th") and self.row is not None:
+            self.row.append(self.text.strip())
+        elif tag == "tr" and self.row is not None:
+            self.tables[self.summary].append(self.row)
+            self.row = None
+        elif tag == "details":
+            self.summary = None
+        if tag == self.where:
+            self.where = None
+
+    def handle_data(self, data):
+        if self.where:
+            self.text += data
+
+
+def test_the_report_tables_agree_with_agg_metrics(demo_warehouse):
+    db, _, index = demo_warehouse
+    parser = Tables()
+    parser.feed(index.read_text())
+    rows = query(db, """select cohort, model, condition, metric, visibility, estimate, ci_low, ci_high, significant
+                        from agg_metrics where prompt_variant = 'standard'""")
+    labels = {("acc", "full"): "Acc full", ("acc", "masked"): "Acc masked", ("htr", "full"): "HTR full",
+              ("htr", "masked"): "HTR masked", ("delta_acc", "paired"): "ΔAcc", ("delta_htr", "paired"): "ΔHTR",
+              ("air", "paired"): "AIR", ("hbr", "paired"): "HBR"}
+    checked = 0
+    for cohort, model, condition, metric, visibility, estimate, low, high, significant in rows:
+        table = parser.tables[f"{model} — {cohort}: numbers"]
+        header = table[0]
+        line = next(r for r in table[1:] if r[0].rstrip("*") == condition)
+        cell = line[header.index(labels[(metric, visibility)])]
+        expected = f"{estimate:.3f} [{low:.3f}, {high:.3f}]" + ("†" if significant and visibility == "paired" else "")
+        assert cell == expected, (cohort, model, condition, metric, visibility)
+        checked += 1
+    assert checked == len(rows) > 300
+
+
+def test_report_queries_read_public_marts_only():
+    names = sorted(p.stem for p in report.ANALYSES.glob("report_*.sql"))
+    assert len(names) >= 12
+    for name in names:
+        tree = sqlglot.parse_one(report.analysis_sql(name), read="duckdb")
+        ctes = {cte.alias for cte in tree.find_all(exp.CTE)}
+        tables = {t.name for t in tree.find_all(exp.Table)} - ctes
+        assert tables and tables <= set(PUBLIC_MARTS), (name, tables - set(PUBLIC_MARTS))
+
+
+def test_a_report_query_on_a_non_mart_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "report_sneaky.sql").write_text("select * from {{ ref('stg_raw__responses') }}")
+    (tmp_path / "report_jinja.sql").write_text("select {{ var('x') }} from {{ ref('agg_metrics') }}")
+    monkeypatch.setattr(report, "ANALYSES", tmp_path)
+    with pytest.raises(InputError, match="stg_raw__responses.*not a public mart"):
+        report.analysis_sql("report_sneaky")
+    with pytest.raises(InputError, match="Jinja other than ref"):
+        report.analysis_sql("report_jinja")
+
+
+def test_report_needs_a_built_warehouse(cli, warehouse, tmp_path):
+    out = cli("report", "--out", tmp_path / "r", expect=2).output
+    assert "warehouse file not found" in out and "Fix:" in out
+    with connect(warehouse):
+        pass                                    # raw tables only: nothing built yet
+    out = cli("report", "--out", tmp_path / "r", expect=2).output
+    assert "marts not built" in out and "hindsight build" in out
+
+
+def test_an_unanswered_warehouse_reports_what_is_missing(cli, tmp_path):
+    cli("build")
+    assert_dbt_passed()
+    out = cli("report", "--out", tmp_path / "r").output
+    html = (tmp_path / "r" / "index.html").read_text()
+    assert "report:" in out
+    assert "No scored answers in agg_metrics yet" in html and "No HindsightBench release loaded" in html
+    assert 'data-kind="provenance"' in html and "B = 2000" in html
