@@ -25,12 +25,10 @@ from ingest.status import _table
 
 CORPUS = Path(__file__).resolve().parent / "demo_corpus"
 COHORTS = ("sepsis", "glp1")
-# labelled simulators: a model that never uses hindsight, and one with a planted
-# 30% trap rate under full visibility (the estimators must recover it)
-SIMULATORS = ("sim:prospective", "sim:hindsight@0.3")
-# they write the condition-3 narratives; two more answer, so the cross-model
-# figures show four models, and one also answers under the warning prompt
-ANSWERERS = SIMULATORS + ("sim:hindsight@0.6", "sim:noise@0.2")
+# labelled simulators: a model that never uses hindsight, two with a planted
+# trap rate under full visibility (the estimators must recover it) and a noisy
+# one; each writes its own condition-3 narratives (paper §3.4) and answers
+SIMULATORS = ("sim:prospective", "sim:hindsight@0.3", "sim:hindsight@0.6", "sim:noise@0.2")
 WARNING_ANSWERERS = ("sim:hindsight@0.3",)
 JUDGE = "sim:exact-match"   # a labelled exact-match judge for the free responses
 
@@ -82,7 +80,7 @@ def simulate_demo(db: Path, phase: str) -> None:
             for name in SIMULATORS:
                 generate_narratives(con, name)
         elif phase == "answers":
-            for name in ANSWERERS:
+            for name in SIMULATORS:
                 answer_requests(con, name, variants=["standard"])
             for name in WARNING_ANSWERERS:
                 answer_requests(con, name, variants=["warning"])

@@ -34,8 +34,8 @@ def test_demo_requests_hold_the_conditions_with_their_contexts(demo_warehouse):
         select condition || '/' || visibility, count(*) from fct_answer_requests
         where prompt_variant = 'standard' group by 1"""))
     assert per_condition == {"0/full": 80, **{f"{c}/{v}": 80 for c in ("1.1", "1.2", "2.1", "2.2") for v in ("full", "masked")},
-                             # 3.x once per narrative model: the demo's two simulators wrote narratives
-                             **{f"{c}/{v}": 160 for c in ("3.1", "3.2") for v in ("full", "masked")}}
+                             # 3.x once per narrative model: the demo's four simulators wrote narratives
+                             **{f"{c}/{v}": 320 for c in ("3.1", "3.2") for v in ("full", "masked")}}
     rows = query(db, """
         select r.condition, r.visibility, r.narrative, r.tts_json, r.question_json, q.cutoff_hours
         from fct_answer_requests r inner join dim_questions q using (question_id)""")
