@@ -84,6 +84,14 @@ class Report:
         figures.save(drawing, self.figures_dir / file_name)
         return Block(kind, title, analyses, figure=file_name, alt=alt, caption=caption)
 
+    def figure_or_note(self, kind: str, title: str, analysis: str, draw, alt: str, empty: str,
+                       caption=None) -> Block:
+        """The figure `draw` makes of the analysis's rows, or a note saying why there is none."""
+        rows = self.rows(analysis)
+        if rows.empty:
+            return Block(kind, title, [analysis], caption=empty)
+        return self.figure(kind, title, [analysis], draw(rows), alt, caption(rows) if caption else "")
+
 
 def _fmt(value, digits: int = 3) -> str:
     if value is None or (isinstance(value, float) and pd.isna(value)):
@@ -128,129 +136,138 @@ def _metrics_table(cells: pd.DataFrame) -> str:
 
 
 VISIBILITY_SERIES = [("full", {"visibility": "full"}), ("masked", {"visibility": "masked"})]
+PAIRED_ROWS = [("delta_htr", "paired"), ("air", "paired"), ("hbr", "paired")]
+NO_ANSWERS = "No scored answers in agg_metrics yet: run `hindsight answer` and `hindsight build`."
 
 
-def clinical_sections(report: Report) -> list[Section]:
-    metrics = report.rows("report_metrics")
-    standard = metrics[metrics["prompt_variant"] == "standard"]
-    cohorts = sorted(metrics["cohort"].unique())
-    models = sorted(metrics["model"].unique())
-    overview = Section("overview", "Overview", "Cohorts, cases, questions and the newest answer per cell.")
-    overview.blocks.append(Block("overview", "Warehouse contents", ["report_overview"],
-                                 table=_table(report.rows("report_overview"))))
+def overview_section(report: Report) -> Section:
+    section = Section("overview", "Overview", "Cohorts, cases, questions and the newest answer per cell.")
+    section.blocks.append(Block("overview", "Warehouse contents", ["report_overview"],
+                                table=_table(report.rows("report_overview"))))
+    return section
 
-    per_model = Section("per-model", "Figures 3 and 4: accuracy, hindsight trap rate and paired metrics per model",
-                        "The paper's Figures 3 and 4 for every answering model (standard prompt), one row of "
-                        "panels per cohort. Tables give the numbers behind each figure.")
-    cross = Section("cross-model", "Figures E.7–E.9: comparison across models",
-                    "All models side by side, per cohort (standard prompt).")
-    if standard.empty:
-        per_model.empty = cross.empty = "No scored answers in agg_metrics yet: run `hindsight answer` and `hindsight build`."
+
+def per_model_section(report: Report, standard: pd.DataFrame) -> Section:
+    """Figures 3 and 4 for every answering model, one row of panels per cohort, and their numbers."""
+    section = Section("per-model", "Figures 3 and 4: accuracy, hindsight trap rate and paired metrics per model",
+                      "The paper's Figures 3 and 4 for every answering model (standard prompt), one row of "
+                      "panels per cohort. Tables give the numbers behind each figure.",
+                      empty=NO_ANSWERS if standard.empty else None)
     for model in sorted(standard["model"].unique()):
         mine = standard[standard["model"] == model]
-        mine_cohorts = sorted(mine["cohort"].unique())
-        per_model.blocks.append(report.figure(
+        cohorts = sorted(mine["cohort"].unique())
+        section.blocks.append(report.figure(
             "figure-3", f"Figure 3 — {model}: Acc and HTR per condition, full vs masked", ["report_metrics"],
-            figures.individual_metrics(mine, mine_cohorts, f"{model}: Acc and HTR per input condition",
-                                       VISIBILITY_SERIES),
+            figures.individual_metrics(mine, cohorts, f"{model}: Acc and HTR per input condition", VISIBILITY_SERIES),
             f"Accuracy and hindsight trap rate of {model} per condition, full and masked, with 95% CIs"))
-        per_model.blocks.append(report.figure(
+        section.blocks.append(report.figure(
             "figure-4", f"Figure 4 — {model}: ΔHTR, AIR and HBR per paired condition", ["report_metrics"],
-            figures.paired_metrics(mine, mine_cohorts, f"{model}: hindsight-bias metrics per paired condition",
+            figures.paired_metrics(mine, cohorts, f"{model}: hindsight-bias metrics per paired condition",
                                    [("paired", {"visibility": "paired"})]),
             f"Paired hindsight-bias metrics of {model} with 95% CIs"))
-        for cohort in mine_cohorts:
-            per_model.blocks.append(Block("metrics-table", f"{model} — {cohort}: numbers", ["report_metrics"],
-                                          table=_metrics_table(mine[mine["cohort"] == cohort])))
-    if not standard.empty:
-        std_models = sorted(standard["model"].unique())
-        for kind, title, rows in [
-                ("figure-e7", "Figure E.7 — accuracy across models", [("acc", "full"), ("acc", "masked")]),
-                ("figure-e8", "Figure E.8 — hindsight trap rate across models", [("htr", "full"), ("htr", "masked")]),
-                ("figure-e9", "Figure E.9 — paired hindsight-bias metrics across models",
-                 [("delta_htr", "paired"), ("air", "paired"), ("hbr", "paired")])]:
-            cross.blocks.append(report.figure(kind, title, ["report_metrics"],
-                                              figures.cross_model(standard, cohorts, std_models, rows, title),
-                                              f"{title}, models as coloured series with 95% CIs"))
+        for cohort in cohorts:
+            section.blocks.append(Block("metrics-table", f"{model} — {cohort}: numbers", ["report_metrics"],
+                                        table=_metrics_table(mine[mine["cohort"] == cohort])))
+    return section
 
-    variants = Section("prompt-variants", "Appendix F: explicit hindsight warning",
-                       "Models answered under both the standard prompt and the warning prompt (Appendix C).")
-    both = [m for m in models if set(metrics[metrics["model"] == m]["prompt_variant"]) >= {"standard", "warning"}]
-    if not both:
-        variants.empty = ("No model has answers under both prompt variants: run "
-                          "`hindsight answer --variant warning` for a model answered with the standard prompt.")
+
+def cross_model_section(report: Report, standard: pd.DataFrame) -> Section:
+    section = Section("cross-model", "Figures E.7–E.9: comparison across models",
+                      "All models side by side, per cohort (standard prompt).",
+                      empty=NO_ANSWERS if standard.empty else None)
+    if standard.empty:
+        return section
+    cohorts, models = sorted(standard["cohort"].unique()), sorted(standard["model"].unique())
+    for kind, title, rows in [
+            ("figure-e7", "Figure E.7 — accuracy across models", [("acc", "full"), ("acc", "masked")]),
+            ("figure-e8", "Figure E.8 — hindsight trap rate across models", [("htr", "full"), ("htr", "masked")]),
+            ("figure-e9", "Figure E.9 — paired hindsight-bias metrics across models", PAIRED_ROWS)]:
+        section.blocks.append(report.figure(kind, title, ["report_metrics"],
+                                            figures.cross_model(standard, cohorts, models, rows, title),
+                                            f"{title}, models as coloured series with 95% CIs"))
+    return section
+
+
+def prompt_variant_section(report: Report, metrics: pd.DataFrame) -> Section:
+    """Appendix F for every model answered under both prompts."""
+    both = [m for m in sorted(metrics["model"].unique())
+            if set(metrics[metrics["model"] == m]["prompt_variant"]) >= {"standard", "warning"}]
+    section = Section("prompt-variants", "Appendix F: explicit hindsight warning",
+                      "Models answered under both the standard prompt and the warning prompt (Appendix C).",
+                      empty=None if both else "No model has answers under both prompt variants: run `hindsight "
+                      "answer --variant warning` for a model answered with the standard prompt.")
     for model in both:
         mine = metrics[metrics["model"] == model]
-        mine_cohorts = sorted(mine["cohort"].unique())
+        cohorts = sorted(mine["cohort"].unique())
         series = [(f"{v}, {p}", {"visibility": v, "prompt_variant": p})
                   for p in ("standard", "warning") for v in ("full", "masked")]
-        variants.blocks.append(report.figure(
+        section.blocks.append(report.figure(
             "figure-f1", f"Figure F.1 — {model}: Acc and HTR under both prompt versions", ["report_metrics"],
-            figures.individual_metrics(mine, mine_cohorts, f"{model}: standard vs warning prompt", series),
+            figures.individual_metrics(mine, cohorts, f"{model}: standard vs warning prompt", series),
             f"Accuracy and HTR of {model} under the standard and warning prompts with 95% CIs"))
-        variants.blocks.append(report.figure(
+        section.blocks.append(report.figure(
             "figure-f2", f"Figure F.2 — {model}: paired metrics under both prompt versions", ["report_metrics"],
-            figures.paired_metrics(mine, mine_cohorts, f"{model}: standard vs warning prompt",
+            figures.paired_metrics(mine, cohorts, f"{model}: standard vs warning prompt",
                                    [(p, {"prompt_variant": p}) for p in ("standard", "warning")]),
             f"Paired metrics of {model} under both prompts with 95% CIs"))
+    return section
 
-    cutoffs = Section("cutoff-positions", "Appendix D: where the masking cutoffs fall",
+
+def cutoff_section(report: Report) -> Section:
+    section = Section("cutoff-positions", "Appendix D: where the masking cutoffs fall",
                       "RelPos(q): chronological index of the cutoff event in the reference TTS, scaled to [0, 1].")
-    positions = report.rows("report_relpos_ecdf")
-    if positions.empty:
-        cutoffs.empty = "No question has a defined RelPos yet: load cases and questions."
-    else:
-        cutoffs.blocks.append(report.figure("figure-d1", "Figure D.1 — ECDF of relative cutoff positions",
-                                            ["report_relpos_ecdf"], figures.relpos_ecdf(positions),
-                                            "Empirical CDF of RelPos per cohort"))
-    cutoffs.blocks.append(Block("table-d1", "Table D.1 — distribution of RelPos(q)", ["report_relpos_table"],
+    section.blocks.append(report.figure_or_note(
+        "figure-d1", "Figure D.1 — ECDF of relative cutoff positions", "report_relpos_ecdf", figures.relpos_ecdf,
+        "Empirical CDF of RelPos per cohort", "No question has a defined RelPos yet: load cases and questions."))
+    section.blocks.append(Block("table-d1", "Table D.1 — distribution of RelPos(q)", ["report_relpos_table"],
                                 table=_table(report.rows("report_relpos_table"))))
+    return section
 
-    breakdowns = Section("breakdowns", "Breakdowns by question format and evaluation target",
-                         "Standard prompt; one figure per cohort, models in rows.")
+
+def breakdown_section(report: Report) -> Section:
+    section = Section("breakdowns", "Breakdowns by question format and evaluation target",
+                      "Standard prompt; one figure per cohort, models in rows.")
     for kind, name, label, columns in [
-            ("by-format", "report_metrics_by_format", "question format",
-             [("delta_htr", "paired"), ("air", "paired"), ("hbr", "paired")]),
+            ("by-format", "report_metrics_by_format", "question format", PAIRED_ROWS),
             ("by-eval-target", "report_metrics_by_eval_target", "evaluation target",
              [("acc", "masked"), ("htr", "full"), ("delta_htr", "paired"), ("air", "paired")])]:
         cells = report.rows(name)
         for cohort in sorted(cells["cohort"].unique()):
             mine = cells[cells["cohort"] == cohort]
             title = f"{cohort}: metrics by {label}"
-            breakdowns.blocks.append(report.figure(kind, title, [name],
-                                                   figures.sliced(mine, sorted(mine["model"].unique()), columns, title),
-                                                   f"{title}, with 95% CIs"))
-    if not breakdowns.blocks:
-        breakdowns.empty = "No scored answers yet."
+            section.blocks.append(report.figure(kind, title, [name],
+                                                figures.sliced(mine, sorted(mine["model"].unique()), columns, title),
+                                                f"{title}, with 95% CIs"))
+    section.empty = None if section.blocks else NO_ANSWERS
+    return section
 
-    quality = Section("data-quality", "Data quality",
+
+def quality_section(report: Report) -> Section:
+    section = Section("data-quality", "Data quality",
                       "What was left out of the metrics and why: quarantined TTS lines, unparseable answers, "
                       "and paired questions missing one side.")
-    quarantined = report.rows("report_tts_quarantine")
-    if quarantined.empty:
-        quality.blocks.append(Block("tts-quarantine", "Quarantined TTS lines", ["report_tts_quarantine"],
-                                    caption="No TTS line was quarantined."))
-    else:
-        quality.blocks.append(report.figure("tts-quarantine", "Quarantined TTS lines by reason",
-                                            ["report_tts_quarantine"], figures.quarantine_bars(quarantined),
-                                            "Quarantined TTS lines per cohort and source, by reason"))
-    invalid = report.rows("report_invalid_answers")
-    if invalid.empty:
-        quality.blocks.append(Block("invalid-answers", "Invalid answers", ["report_invalid_answers"],
-                                    caption="No answers stored yet."))
-    else:
-        quality.blocks.append(report.figure("invalid-answers", "Answers that did not parse",
-                                            ["report_invalid_answers"], figures.invalid_answer_bars(invalid),
-                                            "Share of invalid answers per cohort, model and format",
-                                            caption=f"{int(invalid['n_invalid'].sum())} of "
-                                                    f"{int(invalid['n_answers'].sum())} answers invalid."))
+    section.blocks.append(report.figure_or_note(
+        "tts-quarantine", "Quarantined TTS lines by reason", "report_tts_quarantine", figures.quarantine_bars,
+        "Quarantined TTS lines per cohort and source, by reason", "No TTS line was quarantined."))
+    section.blocks.append(report.figure_or_note(
+        "invalid-answers", "Answers that did not parse", "report_invalid_answers", figures.invalid_answer_bars,
+        "Share of invalid answers per cohort, model and format", "No answers stored yet.",
+        caption=lambda rows: f"{int(rows['n_invalid'].sum())} of {int(rows['n_answers'].sum())} answers invalid."))
     missing = report.rows("report_missing_pairs")
-    quality.blocks.append(Block("missing-pairs", "Missing full/masked pairs", ["report_missing_pairs"],
+    section.blocks.append(Block("missing-pairs", "Missing full/masked pairs", ["report_missing_pairs"],
                                 table=_table(missing) if not missing.empty else None,
                                 caption=(f"{int(missing['n_expected'].sum() - missing['n_paired'].sum())} of "
                                          f"{int(missing['n_expected'].sum())} expected pairs are missing."
                                          if not missing.empty else "No answers stored yet.")))
-    return [overview, per_model, cross, variants, cutoffs, breakdowns, quality]
+    return section
+
+
+def clinical_sections(report: Report) -> list[Section]:
+    metrics = report.rows("report_metrics")
+    standard = metrics[metrics["prompt_variant"] == "standard"]
+    return [overview_section(report), per_model_section(report, standard), cross_model_section(report, standard),
+            prompt_variant_section(report, metrics), cutoff_section(report), breakdown_section(report),
+            quality_section(report)]
 
 
 def _leaderboard_table(board: pd.DataFrame) -> str:
