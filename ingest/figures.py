@@ -85,7 +85,8 @@ def _grid(rows: int, columns: int, width: float = 3.6, height: float = 2.6):
     return figure, axes
 
 
-def _finish(figure, axes, note: str) -> None:
+def _finish(figure, axes, title: str, note: str) -> None:
+    """Shared legend on the right, title above and note below, laid out so none overlaps a panel."""
     handles, labels = [], []
     for ax in axes.flat:
         for handle, label in zip(*ax.get_legend_handles_labels()):
@@ -95,7 +96,8 @@ def _finish(figure, axes, note: str) -> None:
     if handles:
         figure.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
     figure.text(0.0, -0.02, note, fontsize=7, color="#555555", ha="left", va="top")
-    figure.tight_layout()
+    figure.suptitle(title, fontsize=11)
+    figure.tight_layout(rect=(0, 0, 1, 1 - 0.35 / figure.get_figheight()))
 
 
 NOTE = ("Points: estimates; bars: 95% case-clustered bootstrap CIs. * strict masking condition (2.x, 3.x). "
@@ -112,8 +114,7 @@ def individual_metrics(cells: pd.DataFrame, cohorts: list[str], title: str,
             _interval_panel(axes[row, column], mine[mine["metric"] == metric], series, CONDITIONS,
                             f"{cohort} - {LABELS[metric]}", zero_line=False, unit_range=True)
             axes[row, column].set_xlabel("input condition")
-    figure.suptitle(title)
-    _finish(figure, axes, "Points: estimates; bars: 95% case-clustered bootstrap CIs. * strict masking "
+    _finish(figure, axes, title, "Points: estimates; bars: 95% case-clustered bootstrap CIs. * strict masking "
                           "condition (2.x, 3.x); condition 0 is unpaired (full information only).")
     return figure
 
@@ -128,8 +129,7 @@ def paired_metrics(cells: pd.DataFrame, cohorts: list[str], title: str,
             _interval_panel(axes[row, column], mine[mine["metric"] == metric], series, CONDITIONS[1:],
                             f"{cohort} - {LABELS[metric]}", zero_line=True, unit_range=False)
             axes[row, column].set_xlabel("paired condition")
-    figure.suptitle(title)
-    _finish(figure, axes, NOTE)
+    _finish(figure, axes, title, NOTE)
     return figure
 
 
@@ -146,8 +146,7 @@ def cross_model(cells: pd.DataFrame, cohorts: list[str], models: list[str], metr
             _interval_panel(axes[row, column], mine, [(m, {"model": m}) for m in models], conditions,
                             f"{cohort} - {LABELS[metric]}" + ("" if paired else f", {visibility}"),
                             zero_line=paired, unit_range=not paired)
-    figure.suptitle(title)
-    _finish(figure, axes, NOTE)
+    _finish(figure, axes, title, NOTE)
     return figure
 
 
@@ -163,8 +162,7 @@ def sliced(cells: pd.DataFrame, models: list[str], metric_columns: list[tuple[st
                             CONDITIONS[1:] if paired or visibility == "masked" else CONDITIONS,
                             f"{model} - {LABELS[metric]}" + ("" if paired else f", {visibility}"),
                             zero_line=paired, unit_range=not paired)
-    figure.suptitle(title)
-    _finish(figure, axes, NOTE)
+    _finish(figure, axes, title, NOTE)
     return figure
 
 

@@ -16,7 +16,7 @@ from sqlglot import exp
 from ingest.errors import InputError
 
 PUBLIC_MARTS = [
-    "dim_build", "dim_cases", "dim_questions", "fct_tts_events", "agg_tts_quality", "agg_relpos",
+    "dim_build", "dim_conditions", "dim_metrics", "dim_cases", "dim_questions", "fct_tts_events", "agg_tts_quality", "agg_relpos",
     "fct_narrative_requests", "fct_answer_requests", "fct_answers", "fct_answer_pairs", "agg_answer_provenance",
     "fct_bootstrap_samples", "agg_metrics", "agg_metrics_by_format", "agg_metrics_by_eval_target",
     "agg_hb_bearish_shares", "agg_hb_gaps", "agg_hb_lap_series", "agg_hb_rec", "agg_hb_audit_rows",

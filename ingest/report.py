@@ -27,7 +27,7 @@ ANALYSES = PROJECT_DIR / "analyses"
 TEMPLATE = Path(__file__).with_name("report_template.html")
 REF = re.compile(r"\{\{\s*ref\(\s*['\"]([A-Za-z0-9_]+)['\"]\s*\)\s*\}\}")
 # Every kind of block a fully loaded warehouse shows (the browser test checks them on the demo).
-KINDS = ["overview", "figure-3", "figure-4", "figure-e7", "figure-e8", "figure-e9", "figure-f1", "figure-f2",
+KINDS = ["overview", "terms", "figure-3", "figure-4", "figure-e7", "figure-e8", "figure-e9", "figure-f1", "figure-f2",
          "figure-d1", "table-d1", "by-format", "by-eval-target", "tts-quarantine", "invalid-answers",
          "missing-pairs", "hb-leaderboard", "hb-effects", "hb-lap-heatmap", "provenance"]
 
@@ -144,6 +144,8 @@ def overview_section(report: Report) -> Section:
     section = Section("overview", "Overview", "Cohorts, cases, questions and the newest answer per cell.")
     section.blocks.append(Block("overview", "Warehouse contents", ["report_overview"],
                                 table=_table(report.rows("report_overview"))))
+    section.blocks.append(Block("terms", "Conditions and metrics", ["report_conditions_metrics"],
+                                table=_table(report.rows("report_conditions_metrics"))))
     return section
 
 

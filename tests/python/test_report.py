@@ -68,6 +68,14 @@ def test_the_report_tables_agree_with_agg_metrics(demo_warehouse):
     assert checked == len(rows) > 300
 
 
+def test_the_starred_conditions_are_the_strict_ones_of_dim_conditions(demo_warehouse):
+    from ingest import figures
+
+    db, _, _ = demo_warehouse
+    assert figures.STRICT == {c for (c,) in query(db, "select condition from dim_conditions where is_strict_masking")}
+    assert figures.CONDITIONS == [c for (c,) in query(db, "select condition from dim_conditions order by condition")]
+
+
 def test_report_queries_read_public_marts_only():
     names = sorted(p.stem for p in report.ANALYSES.glob("report_*.sql"))
     assert len(names) >= 12
