@@ -9,7 +9,6 @@ DIR/index.html plus DIR/figures/*.svg: no script, no network.
 from __future__ import annotations
 
 import re
-import shutil
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,6 +24,7 @@ from ingest.query import PUBLIC_MARTS
 
 ANALYSES = PROJECT_DIR / "analyses"
 TEMPLATE = Path(__file__).with_name("report_template.html")
+FIGURE_FILE = re.compile(r"^\d{2,}-[a-z0-9-]+\.svg$")
 REF = re.compile(r"\{\{\s*ref\(\s*['\"]([A-Za-z0-9_]+)['\"]\s*\)\s*\}\}")
 # Every kind of block a fully loaded warehouse shows (the browser test checks them on the demo).
 KINDS = ["overview", "terms", "figure-3", "figure-4", "figure-e7", "figure-e8", "figure-e9", "figure-f1", "figure-f2",
@@ -256,11 +256,15 @@ def quality_section(report: Report) -> Section:
         "Share of invalid answers per cohort, model and format", "No answers stored yet.",
         caption=lambda rows: f"{int(rows['n_invalid'].sum())} of {int(rows['n_answers'].sum())} answers invalid."))
     missing = report.rows("report_missing_pairs")
-    section.blocks.append(Block("missing-pairs", "Missing full/masked pairs", ["report_missing_pairs"],
-                                table=_table(missing) if not missing.empty else None,
-                                caption=(f"{int(missing['n_expected'].sum() - missing['n_paired'].sum())} of "
-                                         f"{int(missing['n_expected'].sum())} expected pairs are missing."
-                                         if not missing.empty else "No answers stored yet.")))
+    incomplete = missing[missing["n_paired"] < missing["n_expected"]]
+    expected, paired = int(missing["n_expected"].sum()), int(missing["n_paired"].sum())
+    section.blocks.append(Block(
+        "missing-pairs", "Missing full/masked pairs", ["report_missing_pairs"],
+        table=_table(incomplete) if not incomplete.empty else None,
+        caption=("No answers stored yet." if missing.empty else
+                 f"{expected - paired} of {expected} expected pairs are missing, in {len(incomplete)} of "
+                 f"{len(missing)} cohort x model x prompt x condition cells (listed)." if len(incomplete) else
+                 f"All {expected} expected pairs of {len(missing)} cells have both answers.")))
     return section
 
 
@@ -354,9 +358,10 @@ def write_report(db: Path, out: Path) -> Path:
             raise InputError(db, f"marts not built: {', '.join(missing)}", "run `hindsight build` first")
         out = Path(out)
         figures_dir = out / "figures"
-        if figures_dir.exists():
-            shutil.rmtree(figures_dir)      # no stale figure from an earlier report survives
-        figures_dir.mkdir(parents=True)
+        figures_dir.mkdir(parents=True, exist_ok=True)
+        for stale in figures_dir.glob("*.svg"):     # an earlier report's figures, and nothing else of the folder
+            if FIGURE_FILE.match(stale.name):
+                stale.unlink()
         report = Report(con, out)
         sections = clinical_sections(report) + [hindsightbench_section(report)]
         footer = provenance(report, Path(db).resolve())
@@ -367,5 +372,7 @@ def write_report(db: Path, out: Path) -> Path:
     html = environment.from_string(TEMPLATE.read_text()).render(
         sections=sections, footer=footer, analyses=analyses)
     index = out / "index.html"
-    index.write_text(html, encoding="utf-8")
+    partial = out / "index.html.partial"
+    partial.write_text(html, encoding="utf-8")
+    partial.replace(index)          # a reader never sees half a page
     return index

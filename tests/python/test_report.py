@@ -113,3 +113,17 @@ def test_an_unanswered_warehouse_reports_what_is_missing(cli, tmp_path):
     assert "report:" in out
     assert "No scored answers in agg_metrics yet" in html and "No HindsightBench release loaded" in html
     assert 'data-kind="provenance"' in html and "B = 2000" in html
+
+
+def test_a_new_report_replaces_the_old_figures_and_keeps_other_files(demo_warehouse, tmp_path):
+    db, _, _ = demo_warehouse
+    figures_dir = tmp_path / "figures"
+    figures_dir.mkdir()
+    (figures_dir / "99-figure-3.svg").write_text("<svg/>")      # a figure of an earlier, larger report
+    (figures_dir / "my-notes.svg").write_text("<svg/>")         # not the report's: left alone
+    index = report.write_report(db, tmp_path)
+    shown = {line.split('"')[1].removeprefix("figures/") for line in index.read_text().splitlines()
+             if '<img src="figures/' in line}
+    on_disk = {p.name for p in figures_dir.iterdir()}
+    assert on_disk == shown | {"my-notes.svg"} and "99-figure-3.svg" not in on_disk
+    assert not (tmp_path / "index.html.partial").exists()
