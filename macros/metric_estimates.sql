@@ -1,9 +1,9 @@
-{# The public columns of agg_metrics and agg_metrics_by_format, typed for their
-   contracts, from agg_metric_estimates rows of one grouping. `slices` are the
-   extra grain columns (format, options_type) of the sliced mart. #}
-{% macro select_metric_estimates(grouping, slices=[]) %}
+{# The public columns of agg_metrics and its slices, typed for their contracts,
+   from the rows of one grouping of a metric-estimates model. `slices` are the
+   extra grain columns of a sliced mart. #}
+{% macro select_metric_estimates(grouping, slices=[], relation='agg_metric_estimates') %}
 with estimates as (
-    select * from {{ ref('agg_metric_estimates') }}
+    select * from {{ ref(relation) }}
     where grouping = '{{ grouping }}'
 ),
 
