@@ -108,13 +108,13 @@ def _interval(row, digits: int = 3) -> str:
     return text + ("†" if row.get("significant") and row["visibility"] == "paired" else "")
 
 
-def _table(frame: pd.DataFrame, headers: dict[str, str] | None = None) -> str:
+def _table(frame: pd.DataFrame, headers: dict[str, str] | None = None, classes: str = "numbers") -> str:
     frame = frame.copy()
     for column in frame.columns:
         frame[column] = [_fmt(v) for v in frame[column]]
     if headers:
         frame = frame.rename(columns=headers)
-    return frame.to_html(index=False, border=0, classes="numbers", escape=True)
+    return frame.to_html(index=False, border=0, classes=classes, escape=True)
 
 
 def _metrics_table(cells: pd.DataFrame) -> str:
@@ -145,7 +145,7 @@ def overview_section(report: Report) -> Section:
     section.blocks.append(Block("overview", "Warehouse contents", ["report_overview"],
                                 table=_table(report.rows("report_overview"))))
     section.blocks.append(Block("terms", "Conditions and metrics", ["report_conditions_metrics"],
-                                table=_table(report.rows("report_conditions_metrics"))))
+                                table=_table(report.rows("report_conditions_metrics"), classes="prose")))
     return section
 
 
