@@ -86,7 +86,11 @@ def _grid(rows: int, columns: int, width: float = 3.6, height: float = 2.6):
 
 
 def _finish(figure, axes, title: str, note: str) -> None:
-    """Shared legend on the right, title above and note below, laid out so none overlaps a panel."""
+    """Shared legend on the right, title above and note below, laid out so none overlaps a panel;
+    the unit on the first panel of each row."""
+    for ax in axes[:, 0]:
+        paired = any(marker in ax.get_title() for marker in ("Δ", "instability", "bias rate"))
+        ax.set_ylabel("share of question pairs" if paired else "share of questions")
     handles, labels = [], []
     for ax in axes.flat:
         for handle, label in zip(*ax.get_legend_handles_labels()):
