@@ -35,7 +35,7 @@ def per_case_sums(session, facts, cases, visibility, validity, metrics, where, s
     keys = ", ".join(SLICE_SQL[s] for s in slices)
     cell_hash = f"hash(cohort, model, condition, prompt_variant, {visibility}, {keys})"
     labels_sql = ", ".join(f"any_value({SLICE_SQL[s]}) as {s}" for s in slices)
-    sums = ", ".join(f"coalesce(sums.{m}_sum, 0) as {m}_sum, sums.{m}_n" for m in metrics)
+    sums = ", ".join(f"coalesce(sums.{m}_sum, 0) as {m}_sum, cast(sums.{m}_n as integer) as {m}_n" for m in metrics)
     aggregates = ", ".join(f"sum({m}) as {m}_sum, count({m}) as {m}_n" for m in metrics)
     valid = ", ".join(f"count({m}) filter (where {validity}) as {m}_valid, count({m}) as {m}_total" for m in metrics)
     session.execute(f"""
@@ -53,7 +53,7 @@ def per_case_sums(session, facts, cases, visibility, validity, metrics, where, s
             select {cell_hash} as cell_hash, hash(cohort, case_id) as case_hash, {aggregates}
             from {facts} where {where} group by all
         )
-        select cells.cell_id, cases.case_index, {sums}
+        select cast(cells.cell_id as integer) as cell_id, cast(cases.case_index as integer) as case_index, {sums}
         from sums
         inner join bootstrap_cells as cells on cells.cell_hash = sums.cell_hash
         inner join (select hash(cohort, case_id) as case_hash, case_index from {cases}) as cases
