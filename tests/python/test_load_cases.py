@@ -12,14 +12,14 @@ def load_demo_sepsis(cli):
 def test_loads_every_record_of_the_chosen_files(cli, warehouse):
     result = load_demo_sepsis(cli)
     assert "4 narratives, 8 TTS files" in result.output
-    expected = sum(
-        sum(1 for line in path.read_text().splitlines() if line.strip()) for path in (SEPSIS / "tts_h").glob("*.bsv")
+    expected = sum(  # every line but the header
+        sum(1 for line in path.read_text().splitlines()[1:] if line.strip()) for path in (SEPSIS / "tts_h").glob("*.csv")
     )
     assert scalar(warehouse, "select count(*) from raw.tts_records where source = 'H'") == expected
-    # the .csv beside the .bsv of demo-sepsis-01 is skipped, and said so
+    # the .csv beside the .jsonl of demo-sepsis-01 is skipped, and said so
     skipped = query(warehouse, "select source_file, reason from raw.loads where status = 'skipped'")
     assert [p.rsplit("/", 1)[-1] for p, _ in skipped] == ["demo-sepsis-01.csv"]
-    assert "demo-sepsis-01.bsv" in skipped[0][1]
+    assert "demo-sepsis-01.jsonl" in skipped[0][1]
 
 
 def test_loading_twice_adds_nothing_and_exits_zero(cli, warehouse):
