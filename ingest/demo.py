@@ -30,6 +30,7 @@ COHORTS = ("sepsis", "glp1")
 # one; each writes its own condition-3 narratives (paper §3.4) and answers
 SIMULATORS = ("sim:prospective", "sim:hindsight@0.3", "sim:hindsight@0.6", "sim:noise@0.2")
 WARNING_ANSWERERS = ("sim:hindsight@0.3",)
+CLINICAL_ONLY = ["--exclude", *(f"path:models/{layer}/hindsightbench" for layer in ("staging", "intermediate", "marts"))]
 JUDGE = "sim:exact-match"   # a labelled exact-match judge for the free responses
 
 
@@ -121,15 +122,19 @@ def run_demo(report_dir: Path = Path("reports")) -> int:
     db = warehouse_path()
     print(f"hindsight demo: loading the fictional demo corpus into {db}")
     load_demo(db)
-    steps = [("dbt build: requests", None), ("simulators write condition-3 narratives", "narratives"),
-             ("dbt build: condition-3 requests", None), ("simulators answer every request", "answers"),
-             ("dbt build: scores", None), (f"{JUDGE} judges the free responses", "judgments"),
-             ("dbt build: scores, paired metrics, bootstrap CIs", None)]
-    for label, phase in steps:
+    # (label, simulator phase or None for a build, dbt arguments); the audit marts do not depend on
+    # the clinical steps, so only the last build computes them
+    steps = [("dbt build: requests", None, CLINICAL_ONLY),
+             ("simulators write condition-3 narratives", "narratives", None),
+             ("dbt build: condition-3 requests", None, CLINICAL_ONLY),
+             ("simulators answer every request", "answers", None),
+             ("dbt build: scores", None, CLINICAL_ONLY), (f"{JUDGE} judges the free responses", "judgments", None),
+             ("dbt build: scores, paired metrics, bootstrap CIs, HindsightBench audit", None, [])]
+    for label, phase, dbt_args in steps:
         print(f"hindsight demo: {label}")
         if phase:
             simulate_demo(db, phase)
-        elif not build(db):
+        elif not build(db, dbt_args):
             print("hindsight demo: dbt build failed; see the output above")
             return 1
     print()

@@ -35,31 +35,51 @@ def write_csv(rows_: list[dict], path: Path) -> None:
                                                      "delta_rank_deficient"]])
 
 
-def markdown(rows_: list[dict]) -> str:
-    def number(value, digits=3):
-        return "—" if value is None else f"{value:+.{digits}f}" if isinstance(value, float) else str(value)
+def _number(value, digits=3) -> str:
+    return "—" if value is None else f"{value:+.{digits}f}" if isinstance(value, float) else str(value)
 
-    lines = ["| model | E2 [95% CI] | E3 [95% CI] | P1 | LAP pre / post | cutoff | REC pre | δ | VALID |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+
+def _share(value, form=".2f") -> str:
+    return "—" if value is None else f"{value:{form}}"
+
+
+def cells(row: dict) -> dict[str, str]:
+    """One audit row as the leaderboard prints it: gated cells hidden, the gate named."""
+    def interval(key):
+        if not row[f"{key}_parity"]:
+            return "—ᵏ (sample parity)"
+        return f"{_number(row[f'{key}_est'])} [{_number(row[f'{key}_lo'])}, {_number(row[f'{key}_hi'])}]"
+
+    p1 = row["p1_model_relative"] if row["p1_mode"] == "model_relative" else row["p1_calendar"]
+    delta = "—ᵍ (" + (row["delta_gate"] or "undefined") + ")" if row["delta"] is None else _number(row["delta"])
+    if row["delta"] is not None and row["delta_rank_deficient"]:
+        delta += "ʳ"
+    return {
+        "model": row["display"] or row["model_key"],
+        "gen": "—" if row["generation"] is None else str(int(row["generation"])),
+        "E1 [95% CI]": interval("e1"), "E2 [95% CI]": interval("e2"), "E3 [95% CI]": interval("e3"),
+        "P1": f"{_number(p1)} ({row['p1_mode']})",
+        "LAP pre / post": f"{_share(row['lap_pre'])} / {_share(row['lap_post'])}",
+        "recall hit": _share(row["recall_hit_rate"]),
+        "cutoff": "—ᵍ (LAP at chance)" if bool(row["lap_at_chance"]) else (row["empirical_cutoff"] or "—"),
+        "REC pre": "—ⁿ" if row["rec_pre_year"] is None else f"{row['rec_pre_year']:.2f}",
+        "REC post": "—ⁿ" if row["rec_post_year"] is None else f"{row['rec_post_year']:.2f}",
+        "δ": delta, "δ t": _share(row["delta_t"]), "VALID": _share(row["valid_sketch_rate"], ".1%"),
+    }
+
+
+MARKDOWN_COLUMNS = ["model", "E2 [95% CI]", "E3 [95% CI]", "P1", "LAP pre / post", "cutoff", "REC pre", "δ", "VALID"]
+FOOTNOTE = ("—ᵍ gated (chance test or δ gates), —ᵏ unidentified under the sample-parity gate, "
+            "—ⁿ fewer than 10 parsed REC estimates, "
+            "ʳ δ from a rank-deficient design (pseudo-inverse value, not identified)")
+
+
+def markdown(rows_: list[dict]) -> str:
+    lines = ["| " + " | ".join(MARKDOWN_COLUMNS) + " |", "|" + " --- |" * len(MARKDOWN_COLUMNS)]
     for row in rows_:
-        chance = bool(row["lap_at_chance"])
-        e2 = (f"{number(row['e2_est'])} [{number(row['e2_lo'])}, {number(row['e2_hi'])}]" if row["e2_parity"]
-              else "—ᵏ (sample parity)")
-        e3 = (f"{number(row['e3_est'])} [{number(row['e3_lo'])}, {number(row['e3_hi'])}]" if row["e3_parity"]
-              else "—ᵏ (sample parity)")
-        p1 = row["p1_model_relative"] if row["p1_mode"] == "model_relative" else row["p1_calendar"]
-        cutoff = "—ᵍ (LAP at chance)" if chance else (row["empirical_cutoff"] or "—")
-        delta = "—ᵍ (" + (row["delta_gate"] or "undefined") + ")" if row["delta"] is None else number(row["delta"])
-        if row["delta"] is not None and row["delta_rank_deficient"]:
-            delta += "ʳ"
-        rec = "—ⁿ" if row["rec_pre_year"] is None else f"{row['rec_pre_year']:.2f}"
-        lines.append(f"| {row['display'] or row['model_key']} | {e2} | {e3} | {number(p1)} ({row['p1_mode']}) | "
-                     f"{row['lap_pre']:.2f} / {row['lap_post']:.2f} | {cutoff} | {rec} | {delta} | "
-                     f"{row['valid_sketch_rate']:.1%} |")
-    lines += ["", "—ᵍ gated (chance test or δ gates), —ᵏ unidentified under the sample-parity gate, "
-              "—ⁿ fewer than 10 parsed REC estimates, "
-              "ʳ δ from a rank-deficient design (pseudo-inverse value, not identified); "
-              "E1, the gate outcomes and every ungated value are in the CSV and in agg_hb_audit_rows."]
+        shown = cells(row)
+        lines.append("| " + " | ".join(shown[c] for c in MARKDOWN_COLUMNS) + " |")
+    lines += ["", FOOTNOTE + "; E1, the gate outcomes and every ungated value are in the CSV and in agg_hb_audit_rows."]
     return "\n".join(lines)
 
 

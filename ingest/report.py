@@ -17,7 +17,7 @@ import duckdb
 import jinja2
 import pandas as pd
 
-from ingest import figures
+from ingest import figures, leaderboard
 from ingest.db import PROJECT_DIR
 from ingest.errors import InputError
 from ingest.query import PUBLIC_MARTS
@@ -277,30 +277,10 @@ def clinical_sections(report: Report) -> list[Section]:
 
 
 def _leaderboard_table(board: pd.DataFrame) -> str:
-    def ci(row, key):
-        if not row.get(f"{key}_parity", True):
-            return "—ᵏ (sample parity)"
-        return "—" if pd.isna(row[f"{key}_est"]) else \
-            f"{row[f'{key}_est']:+.3f} [{row[f'{key}_lo']:+.3f}, {row[f'{key}_hi']:+.3f}]"
-    lines = []
-    for _, row in board.iterrows():
-        chance = bool(row["lap_at_chance"])
-        p1 = row["p1_model_relative"] if row["p1_mode"] == "model_relative" else row["p1_calendar"]
-        lines.append({
-            "model": row["display"], "gen": _fmt(row["generation"]),
-            "E1 [95% CI]": ci(row, "e1"),
-            "E2 [95% CI]": ci(row, "e2"), "E3 [95% CI]": ci(row, "e3"),
-            "P1": f"{_fmt(p1)} ({row['p1_mode']})",
-            "REC pre / post": f"{_fmt(row['rec_pre_year'], 2)} / {_fmt(row['rec_post_year'], 2)}",
-            "LAP pre / post": f"{_fmt(row['lap_pre'], 2)} / {_fmt(row['lap_post'], 2)}",
-            "recall hit": _fmt(row["recall_hit_rate"], 2),
-            "cutoff": "—ᵍ (at chance)" if chance else _fmt(row["empirical_cutoff"]),
-            "δ (t)": (f"—ᵍ ({row['delta_gate'] or 'undefined'})" if pd.isna(row["delta"])
-                      else f"{row['delta']:+.3f} ({_fmt(row['delta_t'], 2)})"
-                      + ("ʳ" if row["delta_rank_deficient"] else "")),
-            "VALID": "—" if pd.isna(row["valid_sketch_rate"]) else f"{row['valid_sketch_rate']:.1%}",
-        })
-    return pd.DataFrame(lines).to_html(index=False, border=0, classes="numbers", escape=True)
+    """The leaderboard's own cells (ingest/leaderboard.py), with the report's extra columns."""
+    rows = board.astype(object).where(board.notna(), None).to_dict("records")
+    return pd.DataFrame([leaderboard.cells(row) for row in rows]).to_html(
+        index=False, border=0, classes="numbers", escape=True)
 
 
 def hindsightbench_section(report: Report) -> Section:
@@ -313,8 +293,7 @@ def hindsightbench_section(report: Report) -> Section:
         return section
     section.blocks.append(Block("hb-leaderboard", "Leaderboard", ["report_hb_leaderboard"],
                                 table=_leaderboard_table(board),
-                                caption="—ᵍ gated (recall at chance or δ gates), —ᵏ unidentified under the "
-                                        "sample-parity gate, ʳ δ from a rank-deficient design. Sorted by E2."))
+                                caption=leaderboard.FOOTNOTE + ". Sorted by E2."))
     section.blocks.append(report.figure("hb-effects", "E1, E2 and E3 per model", ["report_hb_leaderboard"],
                                         figures.hb_effects(board), "E1, E2, E3 per model with 95% CIs"))
     months = report.rows("report_hb_lap_months")
