@@ -17,13 +17,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from ingest.db import connect
+from ingest.load.cases import load_cases
+from ingest.load.questions import load_questions
+
 PROJECT = Path(__file__).resolve().parents[1]
 DATA = PROJECT.parent / "shared" / "data"
-sys.path.insert(0, str(PROJECT))
-
-from ingest.db import connect  # noqa: E402
-from ingest.load_cases import load_cases  # noqa: E402
-from ingest.load_questions import load_questions  # noqa: E402
 
 NUMBER = re.compile(r"^\s*([-+]?\d+(\.\d+)?)\s*\\*\s*$")
 

@@ -27,18 +27,15 @@ import time
 from pathlib import Path
 
 import duckdb
-import numpy as np
 import pandas as pd
 
+from ingest.db import connect
+from ingest.stats import bootstrap
+
 PROJECT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(PROJECT))
 
-from ingest import bootstrap  # noqa: E402
-from ingest.db import connect  # noqa: E402
-
-METRIC_MODELS = ["agg_answer_case_sums", "agg_pair_case_sums", "agg_metric_case_sums", "agg_metric_estimates",
-                 "agg_metrics", "agg_metrics_by_format"]
-EVAL_TARGET_MODELS = ["agg_metric_estimates_by_eval_target", "agg_metrics_by_eval_target"]   # timed apart
+METRIC_MODELS = ["int_metric_case_sums", "int_metric_estimates", "agg_metrics", "agg_metrics_by_format"]
+EVAL_TARGET_MODELS = ["int_metric_estimates_by_eval_target", "agg_metrics_by_eval_target"]   # timed apart
 DBT = str(Path(sys.executable).parent / "dbt")
 
 

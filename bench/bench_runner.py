@@ -9,22 +9,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-PROJECT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(PROJECT))
-sys.path.insert(0, str(PROJECT / "tests" / "python"))
+from ingest.build import build
+from ingest.db import connect
+from ingest.llm.answer import answer_requests
+from ingest.llm.providers import Settings
+from ingest.load.cases import load_cases
+from ingest.load.questions import load_questions
 
-import subprocess  # noqa: E402
-from ingest.answer import answer_requests  # noqa: E402
-from ingest.build import build  # noqa: E402
-from ingest.db import connect  # noqa: E402
-from ingest.load_cases import load_cases  # noqa: E402
-from ingest.load_questions import load_questions  # noqa: E402
-from ingest.providers import Settings  # noqa: E402
+PROJECT = Path(__file__).resolve().parents[1]
 
 DATA = PROJECT.parent / "shared" / "data" / "t2s2" / "sepsis-100"
 

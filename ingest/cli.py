@@ -47,7 +47,7 @@ def _tts_option(values: tuple[str, ...]) -> dict[str, Path]:
               help="TTS folder of a source (.bsv/.csv/.json/.jsonl); H is the reference source. Repeatable.")
 def load_cases_command(cohort: str, narratives: Path | None, tts: tuple[str, ...]) -> None:
     """Load narratives and TTS files of one cohort."""
-    from ingest.load_cases import load_cases
+    from ingest.load.cases import load_cases
 
     try:
         with connect() as con:
@@ -82,7 +82,7 @@ def _report_jsonl(result, noun: str) -> None:
 @click.option("--cohort", help="Cohort of the questions' cases, when a case_id is loaded in several cohorts.")
 def load_questions_command(file: Path, cohort: str | None) -> None:
     """Load generator-schema questions (JSONL, with case_id)."""
-    from ingest.load_questions import load_questions
+    from ingest.load.questions import load_questions
 
     try:
         with connect() as con:
@@ -96,7 +96,7 @@ def load_questions_command(file: Path, cohort: str | None) -> None:
 @click.argument("file", type=click.Path(path_type=Path))
 def load_responses_command(file: Path) -> None:
     """Load replayed model answers (JSONL)."""
-    from ingest.load_responses import load_responses
+    from ingest.load.responses import load_responses
 
     try:
         with connect() as con:
@@ -123,7 +123,7 @@ def _run_options(function):
 
 
 def _settings(temperature, max_tokens, timeout, max_retries):
-    from ingest.providers import Settings
+    from ingest.llm.providers import Settings
 
     return Settings(temperature=temperature, max_tokens=max_tokens, timeout=timeout, max_retries=max_retries)
 
@@ -149,7 +149,7 @@ def _report_run(summary, what: str) -> None:
 def answer(model, base_url, limit, concurrency, temperature, max_tokens, timeout, max_retries,
            conditions, variants, warning_position, seed):
     """Answer each pending row of fct_answer_requests once (Appendix C prompts)."""
-    from ingest.answer import answer_requests
+    from ingest.llm.answer import answer_requests
 
     try:
         with connect() as con:
@@ -165,7 +165,7 @@ def answer(model, base_url, limit, concurrency, temperature, max_tokens, timeout
 @_run_options
 def judge_command(model, base_url, limit, concurrency, temperature, max_tokens, timeout, max_retries):
     """Score free responses with the Appendix C judge prompts (individual and paired); then build."""
-    from ingest.judge import judge
+    from ingest.llm.judge import judge
 
     try:
         with connect() as con:
@@ -186,7 +186,7 @@ def generate() -> None:
 @click.option("--cases", help="Comma-separated case ids (default: every case with a narrative).")
 def generate_questions_command(model, base_url, limit, concurrency, temperature, max_tokens, timeout, max_retries, cases):
     """Generate 10 questions per case (Appendix C prompt), validate, repair once, load the valid ones."""
-    from ingest.generate_questions import generate_questions
+    from ingest.llm.questions import generate_questions
 
     path = warehouse_path()
     try:
@@ -206,7 +206,7 @@ def generate_questions_command(model, base_url, limit, concurrency, temperature,
 @_run_options
 def generate_narratives_command(model, base_url, limit, concurrency, temperature, max_tokens, timeout, max_retries):
     """Write a synthetic narrative for each fct_narrative_requests scope (run it with the answering model)."""
-    from ingest.answer import generate_narratives
+    from ingest.llm.answer import generate_narratives
 
     try:
         with connect() as con:
@@ -223,7 +223,7 @@ def generate_narratives_command(model, base_url, limit, concurrency, temperature
 @click.option("--model", "models", multiple=True, help="Model key(s) under hindsight/outputs/bench (default: all).")
 def load_hindsightbench_command(root: Path, models: tuple[str, ...]) -> None:
     """Load a HindsightBench release (arm cells, date and LAP probes, panel dates, SPX labels)."""
-    from ingest.load_hindsightbench import load_hindsightbench
+    from ingest.load.hindsightbench import load_hindsightbench
 
     try:
         with connect() as con:
@@ -243,7 +243,7 @@ def load_hindsightbench_command(root: Path, models: tuple[str, ...]) -> None:
 @click.option("--strict", is_flag=True, help="With --check, fail also when a model is in only one of the two.")
 def leaderboard(out: Path | None, frozen: Path | None, strict: bool) -> None:
     """The HindsightBench leaderboard from agg_hb_audit_rows, with an optional drift check."""
-    from ingest import leaderboard as board
+    from ingest.publish import leaderboard as board
 
     with connect(warehouse_path(), read_only=True) as con:
         rows = board.rows(con)
@@ -268,7 +268,7 @@ def leaderboard(out: Path | None, frozen: Path | None, strict: bool) -> None:
 @click.option("--csv", "csv_path", type=click.Path(path_type=Path), help="Write the result to a CSV file.")
 def query(sql: str, csv_path: Path | None) -> None:
     """Run a read-only SQL query (checked with sqlglot) on the warehouse."""
-    from ingest.query import run_query
+    from ingest.publish.query import run_query
 
     try:
         with connect(warehouse_path(), read_only=True) as con:
@@ -290,7 +290,7 @@ def query(sql: str, csv_path: Path | None) -> None:
 @click.option("--out", type=click.Path(path_type=Path), default=Path("export"), show_default=True)
 def export(fmt: str, out: Path) -> None:
     """Write every public mart to DIR as Parquet or CSV (DuckDB COPY; no pyarrow needed)."""
-    from ingest.query import export_marts
+    from ingest.publish.query import export_marts
 
     with connect(warehouse_path(), read_only=True) as con:
         written = export_marts(con, out, fmt)
@@ -302,7 +302,7 @@ def export(fmt: str, out: Path) -> None:
               help="Folder for index.html and figures/.")
 def report(out: Path) -> None:
     """Write the static HTML report (both protocols, from the marts) to OUT/index.html."""
-    from ingest.report import write_report
+    from ingest.publish.report import write_report
 
     try:
         index = write_report(warehouse_path(), out)
@@ -338,7 +338,7 @@ def status() -> None:
               help="Where the HTML report is written.")
 def demo(report_dir: Path) -> None:
     """Build the warehouse from the embedded demo corpus, summarise it and write the report."""
-    from ingest.demo import run_demo
+    from ingest.demo.run import run_demo
 
     sys.exit(run_demo(report_dir))
 

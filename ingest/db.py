@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator
 
 import duckdb
+
+from ingest.errors import InputError
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 
@@ -253,3 +256,27 @@ def connect(path: Path | None = None, read_only: bool = False) -> Iterator[duckd
 
 def next_load_id(con: duckdb.DuckDBPyConnection) -> int:
     return con.execute("select coalesce(max(load_id), 0) + 1 from raw.loads").fetchone()[0]
+
+
+def register_run(con: duckdb.DuckDBPyConnection, kind: str, spec: str) -> int:
+    """A raw.loads row for one runner command, so what it appends has a load_id like any load."""
+    load_id = next_load_id(con)
+    con.execute("insert into raw.loads values (?, ?, null, null, null, ?, null, 'loaded', null, null, ?)",
+                [load_id, kind, f"hindsight {kind} --model {spec}", datetime.now(timezone.utc).replace(tzinfo=None)])
+    return load_id
+
+
+def require_marts(con: duckdb.DuckDBPyConnection, *names: str) -> None:
+    """Raise InputError unless every mart named is built (the runners read their requests from marts)."""
+    found = {r[0] for r in con.execute(
+        "select table_name from information_schema.tables where table_schema = 'main'").fetchall()}
+    missing = set(names) - found
+    if missing:
+        raise InputError("warehouse", f"marts {', '.join(sorted(missing))} are not built", "run `hindsight build` first")
+
+
+def fetch_dicts(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> list[dict]:
+    """The rows of a query as dicts by column name (a requests mart's rows, for rendering prompts)."""
+    cursor = con.execute(sql, params or [])
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]

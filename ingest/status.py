@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def _table(con, sql: str, params=None) -> list[str]:
+def text_table(con, sql: str, params=None) -> list[str]:
     cursor = con.execute(sql, params or [])
     names = [d[0] for d in cursor.description]
     rows = cursor.fetchall()
@@ -25,7 +25,7 @@ def _exists(con, schema: str, table: str) -> bool:
 
 def status_report(con, path: Path) -> str:
     out = [f"warehouse: {path}", "", "cases and TTS files loaded, per cohort and source:"]
-    out += _table(con, """
+    out += text_table(con, """
         select cohort, coalesce(source, '(narrative)') as source,
                count(distinct case_id) as cases,
                count(*) filter (where status = 'loaded') as files,
@@ -35,7 +35,7 @@ def status_report(con, path: Path) -> str:
         from raw.loads where kind in ('narrative', 'tts')
         group by all order by cohort, source""")
     out += ["", "questions per cohort, responses per model:"]
-    out += _table(con, """
+    out += text_table(con, """
         select 'questions' as what, cohort as key, count(distinct question_id) as n from raw.questions group by cohort
         union all
         select 'responses', model, count(*) from raw.responses group by model
@@ -47,7 +47,7 @@ def status_report(con, path: Path) -> str:
     price_join = "left join reference.model_prices p on p.model = c.model" if priced else ""
     cost = ("round(sum(coalesce(c.input_tokens, 0) * p.input_usd_per_million_tokens "
             "+ coalesce(c.output_tokens, 0) * p.output_usd_per_million_tokens) / 1e6, 4)") if priced else "null"
-    out += _table(con, f"""
+    out += text_table(con, f"""
         select c.model, c.purpose, count(*) filter (where c.status = 'ok') as ok_calls,
                count(*) filter (where c.status = 'error') as failed_calls,
                count(*) filter (where c.parse_status not in ('ok')) as unparsed,
@@ -56,25 +56,25 @@ def status_report(con, path: Path) -> str:
         from raw.llm_calls c {price_join} group by all order by c.model, c.purpose""")
     if _exists(con, "main", "agg_tts_quality"):
         out += ["", "TTS records by status and reason (as of the last `hindsight build`):"]
-        out += _table(con, """
+        out += text_table(con, """
             select cohort, source, status, coalesce(reason, '') as reason, sum(n_lines) as n_lines
             from main.agg_tts_quality group by all order by cohort, source, status, reason""")
     else:
         out += ["", "TTS records are classified by `hindsight build`; run it to see quarantine counts by reason."]
     out += ["", "files rejected whole:"]
-    out += _table(con, """
+    out += text_table(con, """
         select load_id, kind, cohort, source, source_file, reason from raw.loads
         where status = 'rejected' order by load_id, source_file""")
     out += ["", "files skipped (another format of the same case was loaded, or not a TTS file):"]
-    out += _table(con, """
+    out += text_table(con, """
         select cohort, source, source_file, reason from raw.loads
         where status = 'skipped' order by cohort, source, source_file""")
     out += ["", "rejected question and response rows, by field and reason:"]
-    out += _table(con, """
+    out += text_table(con, """
         select kind, field, reason, count(*) as n_rows, min(source_file || ':' || line_number) as first_at
         from raw.rejected_rows group by all order by kind, n_rows desc""")
     out += ["", "Great Expectations validations, per suite and expectation over all loads:"]
-    out += _table(con, """
+    out += text_table(con, """
         select kind, suite, expectation, coalesce(column_name, '') as column_name, severity,
                count(*) as runs, count(*) filter (where not success) as failed_runs,
                sum(unexpected_count) as unexpected

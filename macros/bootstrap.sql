@@ -1,4 +1,4 @@
-{# The counter-based mixer of ingest/bootstrap.py, so SQL and numpy draw the
+{# The counter-based mixer of ingest/stats/bootstrap.py, so SQL and numpy draw the
    same cases: values stay below 2^31 - 1 and are multiplied by a constant
    below 2^27, so no intermediate reaches 2^63 in any engine. #}
 

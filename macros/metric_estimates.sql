@@ -1,7 +1,7 @@
 {# The public columns of agg_metrics and its slices, typed for their contracts,
    from the rows of one grouping of a metric-estimates model. `slices` are the
    extra grain columns of a sliced mart. #}
-{% macro select_metric_estimates(grouping, slices=[], relation='agg_metric_estimates') %}
+{% macro select_metric_estimates(grouping, slices=[], relation='int_metric_estimates') %}
 with estimates as (
     select * from {{ ref(relation) }}
     where grouping = '{{ grouping }}'

@@ -11,7 +11,7 @@ with small_cohorts as (
 case_sums as (
     select cohort, model, condition, prompt_variant, metric, visibility, case_id,
         sum(value_sum) as value_sum, sum(n_questions) as n_questions
-    from {{ ref('agg_metric_case_sums') }}
+    from {{ ref('int_metric_case_sums') }}
     where cohort in (select cohort from small_cohorts)
     group by all
 ),

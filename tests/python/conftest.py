@@ -1,10 +1,20 @@
-"""Shared fixtures: a fresh warehouse per test, the CLI, and the real data."""
+"""The one test harness: warehouses, the CLI, dbt results and the real data.
+
+- `new_warehouse(folder)` is the one warehouse factory: a path in its own folder, so
+  every dbt invocation on it writes its own target path (no shared `target/`).
+- `hindsight(db, *args, expect=0)` is the one way to run the CLI: in a child process,
+  as a user runs it (`in_process=True` runs it through click's CliRunner instead).
+- `require_shared(...)` finds ../shared/data: a test skips with the reason when it is
+  absent, and fails instead when HINDSIGHT_REQUIRE_DATA=1 (set by .ci/run).
+- Markers (pyproject.toml): slow, real_data, browser. `make check` runs the rest.
+"""
 from __future__ import annotations
 
 import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -15,26 +25,60 @@ from ingest.cli import main
 
 PROJECT = Path(__file__).resolve().parents[2]
 SHARED_DATA = PROJECT.parent / "shared" / "data"
-DEMO = PROJECT / "ingest" / "demo_corpus"
+DEMO = PROJECT / "ingest" / "demo" / "corpus"
+
+
+def new_warehouse(folder: Path, name: str = "warehouse") -> Path:
+    """A warehouse path in `folder` (not created: every command creates it on first use)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{name}.duckdb"
+
+
+def dbt_target(db: Path) -> Path:
+    """Where dbt writes its artifacts for warehouse `db`: beside it, never the repository's target/."""
+    return db.parent / f"{db.stem}.dbt-target"
+
+
+def cli_env(db: Path, extra: dict | None = None) -> dict:
+    return {**os.environ, "HINDSIGHT_DB": str(db), "DBT_TARGET_PATH": str(dbt_target(db)),
+            "DBT_LOG_PATH": str(db.parent / f"{db.stem}.dbt-logs"), **(extra or {})}
+
+
+@dataclass
+class Done:
+    returncode: int
+    stdout: str
+    stderr: str = ""
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+def hindsight(db: Path, *args, expect: int | None = 0, in_process: bool = False, env: dict | None = None) -> Done:
+    """Run `hindsight ARGS` on warehouse `db` from the project root; assert its exit code unless expect is None."""
+    if in_process:
+        result = CliRunner().invoke(main, [str(a) for a in args], env=cli_env(db, env), catch_exceptions=False)
+        done = Done(result.exit_code, result.output)
+    else:
+        run = subprocess.run([sys.executable, "-m", "ingest.cli", *map(str, args)], env=cli_env(db, env),
+                             capture_output=True, text=True, cwd=PROJECT)
+        done = Done(run.returncode, run.stdout, run.stderr)
+    if expect is not None:
+        assert done.returncode == expect, done.stdout[-5000:] + done.stderr[-3000:]
+    return done
 
 
 @pytest.fixture
-def warehouse(tmp_path, monkeypatch) -> Path:
-    path = tmp_path / "warehouse.duckdb"
-    monkeypatch.setenv("HINDSIGHT_DB", str(path))
-    return path
+def warehouse(tmp_path) -> Path:
+    return new_warehouse(tmp_path)
 
 
 @pytest.fixture
 def cli(warehouse):
-    runner = CliRunner()
-
-    def invoke(*args: str, expect: int | None = 0):
-        result = runner.invoke(main, [str(a) for a in args], catch_exceptions=False)
-        if expect is not None:
-            assert result.exit_code == expect, result.output
-        return result
-
+    """`hindsight` in process on this test's warehouse (fast: for loader and error-message tests)."""
+    def invoke(*args, expect: int | None = 0) -> Done:
+        return hindsight(warehouse, *args, expect=expect, in_process=True)
     return invoke
 
 
@@ -55,35 +99,43 @@ def write_jsonl(path: Path, rows: list[dict | str]) -> Path:
 def require_shared(*parts: str) -> Path:
     path = SHARED_DATA.joinpath(*parts)
     if not path.exists():
-        pytest.fail(f"real data missing at {path}: the suite runs with ../shared/data beside the project")
+        reason = f"real data missing at {path}: put ../shared/data beside the project to run this test"
+        if os.environ.get("HINDSIGHT_REQUIRE_DATA") == "1":
+            pytest.fail(reason + " (HINDSIGHT_REQUIRE_DATA=1: CI runs every real-data test)")
+        pytest.skip(reason)
     return path
 
 
-def dbt_results() -> list[dict]:
-    """Statuses of the last dbt invocation's nodes (target/run_results.json)."""
-    data = json.loads((PROJECT / "target" / "run_results.json").read_text())
-    return data["results"]
+def dbt_results(db: Path) -> list[dict]:
+    """Statuses of the nodes of the last dbt invocation on warehouse `db`."""
+    return json.loads((dbt_target(db) / "run_results.json").read_text())["results"]
 
 
-def assert_dbt_passed() -> None:
-    """Every node of the last dbt build passed (warn is allowed: data-quality thresholds on user data)."""
-    bad = [(r["unique_id"], r["status"]) for r in dbt_results() if r["status"] not in ("success", "pass", "warn", "no-op")]
+def assert_dbt_passed(db: Path) -> None:
+    """Every node of the last dbt build on `db` passed (warn is allowed: data-quality thresholds on user data)."""
+    bad = [(r["unique_id"], r["status"]) for r in dbt_results(db) if r["status"] not in ("success", "pass", "warn", "no-op")]
     assert not bad, bad
-
-
-def hindsight(db, *args):
-    """The CLI in a child process (as a user runs it), on the warehouse `db`, from the project root."""
-    env = {**os.environ, "HINDSIGHT_DB": str(db)}
-    return subprocess.run([sys.executable, "-m", "ingest.cli", *map(str, args)], env=env,
-                          capture_output=True, text=True, cwd=PROJECT)
 
 
 @pytest.fixture(scope="session")
 def demo_warehouse(tmp_path_factory):
     """`hindsight demo` once per session: (warehouse, its output, the report's index.html)."""
-    folder = tmp_path_factory.mktemp("demo")
-    db, reports = folder / "warehouse.duckdb", folder / "reports"
+    db = new_warehouse(tmp_path_factory.mktemp("demo"))
+    reports = db.parent / "reports"
     done = hindsight(db, "demo", "--report-dir", reports)
-    assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-3000:]
-    assert_dbt_passed()
+    assert_dbt_passed(db)
     return db, done.stdout, reports / "index.html"
+
+
+# fixtures that mean a test reads ../shared/data, or builds a whole warehouse first
+REAL_DATA_FIXTURES = {"real_warehouse", "audit", "unseen"}
+SLOW_FIXTURES = {"demo_warehouse"} | REAL_DATA_FIXTURES
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        if used & REAL_DATA_FIXTURES:
+            item.add_marker(pytest.mark.real_data)
+        if used & SLOW_FIXTURES:
+            item.add_marker(pytest.mark.slow)

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from ingest import bootstrap
+from ingest.stats import bootstrap
 
 
 def test_draws_are_a_fixed_function_of_seed_cohort_replicate_and_draw():

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import subprocess
-import sys
 
 import duckdb
 import pytest
 
-from conftest import PROJECT, assert_dbt_passed, query, require_shared
-from ingest.leaderboard import PUBLISHED
+from conftest import assert_dbt_passed, hindsight, new_warehouse, query, require_shared
+from ingest.publish.leaderboard import PUBLISHED
+
+pytestmark = pytest.mark.slow
 
 E1_REFERENCE = {  # upstream e1_all_models.json, quoted in the release's EXTRACTION_NOTES.md
     "claude-haiku-4-5": (-0.06344696969696967, -0.1336845012626263, 0.0067984532828281345),
@@ -21,22 +20,15 @@ E1_REFERENCE = {  # upstream e1_all_models.json, quoted in the release's EXTRACT
 }
 
 
-def hindsight(db, *args, expect=0):
-    done = subprocess.run([sys.executable, "-m", "ingest.cli", *map(str, args)], cwd=PROJECT, capture_output=True,
-                          text=True, env={**os.environ, "HINDSIGHT_DB": str(db)})
-    assert done.returncode == expect, done.stdout[-4000:] + done.stderr[-2000:]
-    return done.stdout
-
-
 @pytest.fixture(scope="module")
 def audit(tmp_path_factory):
     root = require_shared("hindsightbench")
-    db = tmp_path_factory.mktemp("hb") / "w.duckdb"
-    out = hindsight(db, "load", "hindsightbench", root)
+    db = new_warehouse(tmp_path_factory.mktemp("hb"))
+    out = hindsight(db, "load", "hindsightbench", root).stdout
     assert "claude-haiku-4-5, gpt-5.4-mini, llama-3.1-70b-awq, qwen3.6-27b-fp8" in out
     assert "8256 cells" in out and "0 quarantined" in out
     hindsight(db, "build")
-    assert_dbt_passed()
+    assert_dbt_passed(db)
     with duckdb.connect(str(db), read_only=True) as con:
         cursor = con.execute("select * from agg_hb_audit_rows")
         names = [d[0] for d in cursor.description]
@@ -96,7 +88,7 @@ def test_reload_adds_nothing(audit, tmp_path):
     copy = tmp_path / "again.duckdb"
     copy.write_bytes(db.read_bytes())
     before = query(copy, "select count(*) from raw.hb_sketches")[0][0]
-    out = hindsight(copy, "load", "hindsightbench", root, "--model", "gpt-5.4-mini")
+    out = hindsight(copy, "load", "hindsightbench", root, "--model", "gpt-5.4-mini").stdout
     assert "already loaded: gpt-5.4-mini" in out
     assert query(copy, "select count(*) from raw.hb_sketches")[0][0] == before
 
@@ -104,11 +96,11 @@ def test_reload_adds_nothing(audit, tmp_path):
 def test_leaderboard_and_drift_check(audit, tmp_path):
     db, _, _, root = audit
     frozen = root / "hindsight" / "outputs" / "bench" / "bench_rows.csv"
-    out = hindsight(db, "leaderboard", "--out", tmp_path / "board", "--check", frozen)
+    out = hindsight(db, "leaderboard", "--out", tmp_path / "board", "--check", frozen).stdout
     assert "drift check: ok" in out and "only in the frozen file: gpt-5.5" in out
     assert "| Claude Haiku 4.5 | +0.383 [+0.304, +0.466]" in (tmp_path / "board.md").read_text()
     assert "—ᵍ (lowvar)" in (tmp_path / "board.md").read_text()
-    strict = hindsight(db, "leaderboard", "--out", tmp_path / "board", "--check", frozen, "--strict", expect=1)
+    strict = hindsight(db, "leaderboard", "--out", tmp_path / "board", "--check", frozen, "--strict", expect=1).stdout
     assert "drift check: FAILED" in strict
     with frozen.open(newline="") as handle:
         lines = list(csv.reader(handle))
@@ -120,7 +112,7 @@ def test_leaderboard_and_drift_check(audit, tmp_path):
     drifted = tmp_path / "drifted.csv"
     with drifted.open("w", newline="") as handle:
         csv.writer(handle).writerows(lines)
-    out = hindsight(db, "leaderboard", "--out", tmp_path / "board", "--check", drifted, expect=1)
+    out = hindsight(db, "leaderboard", "--out", tmp_path / "board", "--check", drifted, expect=1).stdout
     assert "drift: qwen3.6-27b-fp8.e2_est: frozen 0.2" in out
     assert "drift: qwen3.6-27b-fp8.empirical_cutoff: frozen 2025-01, now 2024-11" in out
 
@@ -151,8 +143,8 @@ def test_a_small_release_quarantines_malformed_lines_and_follows_symlinks(tmp_pa
         json.dumps({"decision_date": "2013-01-15", "rep": 0, "answer": "up"}) + "\nnot json\n"
         + json.dumps({"decision_date": "13/01/2013", "rep": 1, "answer": "up"}) + "\n")
     (model / "notes.txt").write_text("an extra file")
-    db = tmp_path / "w.duckdb"
-    out = hindsight(db, "load", "hindsightbench", root)
+    db = new_warehouse(tmp_path / "small")
+    out = hindsight(db, "load", "hindsightbench", root).stdout
     assert "tiny:1.0" in out and "3 cells" in out and "3 sketches" in out and "3 quarantined" in out
     reasons = [r[0] for r in query(db, "select reason from raw.rejected_rows where kind = 'hindsightbench' order by line_number")]
     assert len(reasons) == 3 and all("malformed" in r for r in reasons)
@@ -160,7 +152,7 @@ def test_a_small_release_quarantines_malformed_lines_and_follows_symlinks(tmp_pa
     assert statuses == {"D/2013-01-15": "sketches", "D/2013-02-15": "sketches", "M/2013-01-15": "parse_error"}
     # two dates cover no full window: every contrast is gated, with its reason, and the build passes
     hindsight(db, "build")
-    assert_dbt_passed()
+    assert_dbt_passed(db)
     row = query(db, "select e2_parity, e3_parity, e2_est, undefined_reasons from agg_hb_audit_rows")[0]
     assert row[:3] == (False, False, None)
     assert "e2: D and M do not both cover the full windows (parity gate)" in row[3]
@@ -170,8 +162,25 @@ def test_warehouse_draws_option(audit, tmp_path):
     db, rows, _, _ = audit
     copy = tmp_path / "draws.duckdb"
     copy.write_bytes(db.read_bytes())
-    hindsight(copy, "build", "--select", "agg_hb_audit_estimates+", "--vars", "{hb_bootstrap_draws: warehouse}")
+    hindsight(copy, "build", "--select", "int_hb_audit_estimates+", "--vars", "{hb_bootstrap_draws: warehouse}")
     for key, low, high, estimate in query(copy, "select model_key, e2_lo, e2_hi, e2_est from agg_hb_audit_rows"):
         assert low < estimate < high
         assert (low, high) != pytest.approx((rows[key]["e2_lo"], rows[key]["e2_hi"]), abs=1e-9)   # another stream
         assert abs(low - rows[key]["e2_lo"]) < 0.03 and abs(high - rows[key]["e2_hi"]) < 0.03
+
+
+def test_a_protocol_var_changed_once_reaches_every_model(audit, tmp_path):
+    """The LAP threshold has one home (dbt_project.yml vars): a build with another value moves the
+    threshold flag, the effective cutoff and the reason text together."""
+    db, rows, _, _ = audit
+    copy = tmp_path / "threshold.duckdb"
+    copy.write_bytes(db.read_bytes())
+    hindsight(copy, "build", "--select", "agg_hb_lap_series+", "--vars", "{hb_lap_threshold: 0.3}")
+    flags = query(copy, "select count(*) filter (where is_above_threshold <> (lap > 0.3)), "
+                        "count(*) filter (where is_above_threshold) from agg_hb_lap_series")[0]
+    assert flags[0] == 0 and flags[1] > 0
+    expected = dict(query(copy, """select model_key, max(decision_month) filter (where lap > 0.3)
+                                   from agg_hb_lap_series group by model_key"""))
+    cutoffs = dict(query(copy, "select model_key, empirical_cutoff from agg_hb_audit_rows"))
+    assert cutoffs == expected
+    assert cutoffs != {key: row["empirical_cutoff"] for key, row in rows.items()}   # 0.1 gives other cutoffs

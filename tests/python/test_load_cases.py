@@ -1,5 +1,5 @@
 """`hindsight load cases`: what reaches raw, idempotency, rejection, resume."""
-from conftest import DEMO, scalar, query
+from conftest import DEMO, query, scalar
 
 SEPSIS = DEMO / "sepsis"
 
@@ -56,7 +56,7 @@ def test_file_with_wrong_structure_is_rejected_whole_but_its_records_stay(cli, w
 
 
 def test_interrupted_load_leaves_nothing_and_resumes(cli, warehouse, monkeypatch):
-    from ingest import validation
+    from ingest.load import validation
 
     def crash(*args, **kwargs):
         raise KeyboardInterrupt

@@ -5,12 +5,8 @@ formats and free-response judgments. The reference below re-implements the
 paper's definitions in plain Python from the raw rows."""
 from __future__ import annotations
 
-import json
-import os
 import random
 import re
-import subprocess
-import sys
 from collections import defaultdict
 from datetime import datetime
 
@@ -18,20 +14,15 @@ import duckdb
 import numpy as np
 import pytest
 
-from conftest import PROJECT, assert_dbt_passed, query, require_shared, write_jsonl
+from conftest import assert_dbt_passed, hindsight, new_warehouse, query, require_shared, write_jsonl
+
+pytestmark = pytest.mark.slow
 
 ORDINAL = ["A. <10%", "B. 10-30%", "C. 31-60%", "D. >60%"]
 CATEGORICAL = ["A. Pneumonia", "B. Urinary tract infection", "C. Cellulitis", "D. Cholangitis"]
 TARGETS = ["accuracy"] * 2 + ["hindsight_bias"] * 3 + ["both"] * 5
 FORMATS = ["true/false", "ordinal", "categorical", "free response", "true/false",
            "ordinal", "categorical", "true/false", "free response", "ordinal"]
-
-
-def run(db, *args):
-    done = subprocess.run([sys.executable, "-m", "ingest.cli", *map(str, args)], cwd=PROJECT, capture_output=True,
-                          text=True, env={**os.environ, "HINDSIGHT_DB": str(db)})
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    return done.stdout
 
 
 def make_questions(rng, cases):
@@ -114,8 +105,8 @@ def score(q, answer, judge):
 @pytest.fixture(scope="module")
 def unseen(tmp_path_factory):
     base = require_shared("t2s2-clinician", "annotations", "sepsis-40")
-    db = tmp_path_factory.mktemp("unseen") / "w.duckdb"
-    run(db, "load", "cases", "--cohort", "s40", "--narratives", base / "body",
+    db = new_warehouse(tmp_path_factory.mktemp("unseen"))
+    hindsight(db, "load", "cases", "--cohort", "s40", "--narratives", base / "body",
         "--tts", f"H={base / 'sepsis-40_manual'}", "--tts", f"L={base / 'sepsis-40_gpt5_tts'}")
     with duckdb.connect(str(db), read_only=True) as con:
         rows = con.execute("""select case_id, try_cast(trim(time_text) as double) t from raw.tts_records
@@ -125,14 +116,14 @@ def unseen(tmp_path_factory):
         cases[case_id].append(t)
     rng = random.Random(7)
     questions = make_questions(rng, dict(sorted(cases.items())))
-    run(db, "load", "questions", write_jsonl(db.parent / "q.jsonl", questions))
-    run(db, "build")
+    hindsight(db, "load", "questions", write_jsonl(db.parent / "q.jsonl", questions))
+    hindsight(db, "build")
     for model in ("sim:hindsight@0.4", "sim:noise@0.3"):
-        run(db, "answer", "--model", model, "--conditions", "2.1,2.2,0", "--variant", "standard")
+        hindsight(db, "answer", "--model", model, "--conditions", "2.1,2.2,0", "--variant", "standard")
     replay = [{"question_id": q["question_id"], "model": "replay:messy", "condition": "2.1", "visibility": vis,
                "prompt_variant": "warning", "answer": messy_answer(rng, q), "evidence": ""}
               for q in questions for vis in ("full", "masked")]
-    run(db, "load", "responses", write_jsonl(db.parent / "r.jsonl", replay))
+    hindsight(db, "load", "responses", write_jsonl(db.parent / "r.jsonl", replay))
     with duckdb.connect(str(db)) as con:
         responses = con.execute("select response_id, question_id, model, condition, visibility, prompt_variant, answer "
                                 "from raw.responses").fetchall()
@@ -150,8 +141,8 @@ def unseen(tmp_path_factory):
                                rng.random() < 0.5, rng.choice([0, 0.5, 1]), rng.choice([0, 0.5, 1]), rng.choice([0, 0.5, 1]),
                                rng.choice([0, 0.5, 1]), rng.choice([0, 0.5, 1]), None, judged_at))
         con.executemany("insert into raw.judgments values (" + ", ".join("?" * 16) + ")", paired)
-    run(db, "build")
-    assert_dbt_passed()
+    hindsight(db, "build")
+    assert_dbt_passed(db)
     return db, by_id
 
 

@@ -1,29 +1,48 @@
-"""The dbt project's own conventions, checked on the manifest (a stand-in for
-dbt-project-evaluator, which cannot be installed offline)."""
+"""The project's own conventions: the dbt project checked on its manifest (a stand-in for
+dbt-project-evaluator, which cannot be installed offline), the public marts declared once,
+and the import directions of the `ingest` package."""
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
+import duckdb
 import pytest
 
-from conftest import PROJECT
+from conftest import PROJECT, cli_env, new_warehouse
+from ingest.publish.marts import public_marts
 
-PUBLIC_MARTS = {"dim_cases", "dim_questions", "fct_tts_events", "agg_tts_quality", "agg_relpos",
-                "fct_answer_requests", "fct_narrative_requests", "fct_answers", "fct_answer_pairs",
-                "agg_metrics", "agg_metrics_by_format", "agg_metrics_by_eval_target"}
+# which stage of `ingest` may import which: each arrow points down the data flow
+# (files -> raw -> models asked -> statistics -> what analysts read); the top-level
+# core modules (db, errors, config) are shared by all, and the CLI may import anything.
+STAGES = ["load", "llm", "stats", "publish", "demo"]
+CORE = {"db", "errors", "config"}
+ALLOWED = {
+    "core": {"core"},
+    "load": {"core", "load"},
+    "llm": {"core", "load", "llm"},
+    "stats": {"core", "stats"},
+    "publish": {"core", "stats", "publish"},
+    "demo": {"core", "load", "llm", "stats", "publish", "demo", "build", "status"},
+    "build": {"core"},
+    "status": {"core"},
+    "cli": {"core", "load", "llm", "stats", "publish", "demo", "build", "status"},
+    "models": {"core", "stats"},     # the dbt Python models only wire refs and configs to an estimator
+}
 
 
 @pytest.fixture(scope="module")
 def manifest(tmp_path_factory):
-    db = tmp_path_factory.mktemp("parse") / "w.duckdb"
+    db = new_warehouse(tmp_path_factory.mktemp("parse"))
     dbt = os.path.join(os.path.dirname(sys.executable), "dbt")
-    done = subprocess.run([dbt, "parse"], cwd=PROJECT, capture_output=True, text=True,
-                          env={**os.environ, "HINDSIGHT_DB": str(db)})
+    done = subprocess.run([dbt, "parse"], cwd=PROJECT, capture_output=True, text=True, env=cli_env(db))
     assert done.returncode == 0, done.stdout[-3000:]
-    return json.loads((PROJECT / "target" / "manifest.json").read_text())
+    return json.loads((db.parent / f"{db.stem}.dbt-target" / "manifest.json").read_text())
 
 
 def models(manifest):
@@ -45,16 +64,22 @@ def test_prefix_matches_folder_and_source_only_in_staging(manifest):
         assert uses_source == (prefix == "stg_"), name
 
 
-def test_public_marts_are_contracted_described_and_in_main(manifest):
+def test_public_marts_are_declared_once_contracted_described_and_in_main(manifest):
     nodes = models(manifest)
-    assert PUBLIC_MARTS <= set(nodes)
-    for name in PUBLIC_MARTS:
+    public = {name for name, node in nodes.items() if node["access"] == "public"}
+    # the list every reader uses (query allow-list, export, report, tests) is dbt's own declaration
+    assert set(public_marts()) == public and len(public_marts()) == len(public)
+    for name, node in nodes.items():
+        in_marts = node["original_file_path"].startswith("models/marts/")
+        assert (name in public) == in_marts, f"{name}: every model under marts/ is public, and only those"
+        assert (node["schema"] == "main") == in_marts, name
+    for name in public:
         node = nodes[name]
         assert node["config"]["contract"]["enforced"], name
-        assert node["schema"] == "main", name
-        assert node["config"]["materialized"] == "table", name
+        assert node["config"]["materialized"] in ("table", "view"), name
+        assert node["language"] == "sql", f"{name}: a contract needs a SQL model"
         for column, spec in node["columns"].items():
-            assert spec["description"], f"{name}.{column}"
+            assert spec["description"] and spec["data_type"], f"{name}.{column}"
 
 
 def test_every_model_has_a_key_test(manifest):
@@ -78,23 +103,84 @@ def test_one_yaml_per_model_folder(manifest):
         assert len(patches) == 1 and None not in patches, (folder, patches)
 
 
-def test_the_runner_loop_is_an_exposure(manifest):
-    exposure = manifest["exposures"]["exposure.hindsight.answer_runner"]
-    assert {"model.hindsight.fct_answer_requests", "model.hindsight.fct_narrative_requests"} <= set(exposure["depends_on"]["nodes"])
+def test_every_requests_mart_is_read_by_an_exposed_runner(manifest):
+    """No prompt is sent that is not a row of a requests mart: each requests mart feeds a runner."""
+    requests = {f"model.hindsight.{name}" for name in models(manifest) if name.endswith("_requests")}
+    assert {"model.hindsight.fct_answer_requests", "model.hindsight.fct_narrative_requests",
+            "model.hindsight.fct_judgment_requests", "model.hindsight.fct_question_generation_requests"} <= requests
+    exposed = {dep for exposure in manifest["exposures"].values() for dep in exposure["depends_on"]["nodes"]}
+    assert requests <= exposed, requests - exposed
+
+
+def test_the_runners_read_their_prompts_from_requests_marts_only():
+    """The commands that ask models select from requests marts (and the raw ledger), nothing else;
+    dim_questions only for the hidden fields a labelled simulator needs, never for a prompt."""
+    for module in ("answer", "judge", "questions"):
+        source = (PROJECT / "ingest" / "llm" / f"{module}.py").read_text()
+        relations = set(re.findall(r"\b(?:from|join)\s+((?:main\.|staging\.|intermediate\.)?(?:fct|dim|agg|int|stg)_\w+)",
+                                   source))
+        assert relations and {r for r in relations if not r.endswith("_requests")} <= {"dim_questions"}, (module, relations)
 
 
 def test_every_column_of_every_mart_is_described_for_the_docs(manifest, demo_warehouse):
-    """The docs site describes every mart and column: checked against the relations the demo built."""
-    import duckdb
-
+    """The docs site describes every mart and column, and nothing but the public marts is in main:
+    checked against the relations the demo built."""
     db, _, _ = demo_warehouse
     nodes = models(manifest)
     with duckdb.connect(str(db), read_only=True) as con:
         built = con.execute("""select table_name, column_name from information_schema.columns
                                where table_schema = 'main' order by table_name, ordinal_position""").fetchall()
-    assert len({table for table, _ in built}) >= 25
+    assert {table for table, _ in built} == set(public_marts())
     undescribed = [f"{table}.{column}" for table, column in built
                    if table not in nodes or not nodes[table]["columns"].get(column, {}).get("description")]
     assert undescribed == []
-    from ingest.query import PUBLIC_MARTS as QUERYABLE
-    assert set(QUERYABLE) <= {table for table, _ in built}
+
+
+def _stage(path: Path) -> str:
+    parts = path.relative_to(PROJECT).with_suffix("").parts
+    if parts[0] == "models":
+        return "models"
+    if len(parts) > 2 and parts[1] in STAGES:
+        return parts[1]
+    return "core" if parts[-1] in CORE | {"__init__"} else parts[-1]
+
+
+def _imports(path: Path):
+    """(imported module, names) for every `ingest` import in a file, top-level or inside a function."""
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "ingest":
+            yield node.module, [alias.name for alias in node.names]
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "ingest":
+                    yield alias.name, []
+
+
+def _target_stage(module: str, names: list[str]) -> list[str]:
+    parts = module.split(".")[1:]
+    if not parts:                               # `from ingest import stats` names a stage
+        return [n if n in STAGES else ("core" if n in CORE else n) for n in names]
+    head = parts[0]
+    return [head] if head in STAGES else ["core" if head in CORE else head]
+
+
+def test_imports_point_down_the_data_flow_and_never_at_private_names():
+    files = sorted((PROJECT / "ingest").rglob("*.py")) + sorted((PROJECT / "models").rglob("*.py"))
+    assert len(files) > 20
+    wrong = []
+    for path in files:
+        stage = _stage(path)
+        for module, names in _imports(path):
+            for target in _target_stage(module, names):
+                if target not in ALLOWED[stage]:
+                    wrong.append(f"{path.relative_to(PROJECT)}: {stage} imports {module} ({target})")
+            private = [n for n in names if n.startswith("_") and n != "__future__"]
+            if private:
+                wrong.append(f"{path.relative_to(PROJECT)}: imports private {', '.join(private)} from {module}")
+    assert wrong == []
+
+
+def test_no_more_than_eight_modules_at_the_top_of_ingest():
+    top = [p.name for p in (PROJECT / "ingest").glob("*.py")]
+    assert len(top) <= 8, top
+    assert {p.name for p in (PROJECT / "ingest").iterdir() if p.is_dir() and p.name != "__pycache__"} >= set(STAGES)

@@ -4,33 +4,27 @@ from __future__ import annotations
 
 import duckdb
 import pytest
-from click.testing import CliRunner
 from sqlalchemy import create_engine, text
 
-from ingest.answer import answer_requests
-from ingest.build import build
-from ingest.cli import main
+from conftest import cli_env, dbt_target, hindsight, new_warehouse
 from ingest.db import connect
-from ingest.demo import load_demo
+from ingest.demo.run import load_demo
+from ingest.llm.answer import answer_requests
+from ingest.publish.marts import public_marts
+
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def warehouse(tmp_path_factory):
-    db = tmp_path_factory.mktemp("bi") / "w.duckdb"
+    db = new_warehouse(tmp_path_factory.mktemp("bi"))
     load_demo(db)
     fast = ["--exclude", "resource_type:test", "resource_type:unit_test"]
-    assert build(db, fast)
+    hindsight(db, "build", *fast)
     with connect(db) as con:
         answer_requests(con, "sim:hindsight@0.3", conditions=["0", "2.1", "2.2"], variants=["standard"])
-    assert build(db, fast)
+    hindsight(db, "build", *fast)
     return db
-
-
-def hindsight(db, monkeypatch, *args, expect=0):
-    monkeypatch.setenv("HINDSIGHT_DB", str(db))
-    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
-    assert result.exit_code == expect, result.output
-    return result.output
 
 
 @pytest.mark.parametrize("sql, refusal", [
@@ -46,29 +40,29 @@ def hindsight(db, monkeypatch, *args, expect=0):
     ("pragma database_list", "is not a read"),
     ("selec nonsense from", "not valid SQL"),
 ])
-def test_anything_but_a_read_is_refused(warehouse, monkeypatch, sql, refusal):
+def test_anything_but_a_read_is_refused(warehouse, sql, refusal):
     before = duckdb.connect(str(warehouse), read_only=True).execute("select count(*) from dim_cases").fetchone()
-    out = hindsight(warehouse, monkeypatch, "query", sql, expect=2)
+    out = hindsight(warehouse, "query", sql, expect=2, in_process=True).stdout
     assert refusal in out and "Fix:" in out
     assert duckdb.connect(str(warehouse), read_only=True).execute("select count(*) from dim_cases").fetchone() == before
 
 
-def test_a_read_prints_a_table_or_writes_csv(warehouse, monkeypatch, tmp_path):
-    out = hindsight(warehouse, monkeypatch, "query",
-                    "with c as (select cohort, count(*) as n from dim_cases group by cohort) select * from c order by cohort")
+def test_a_read_prints_a_table_or_writes_csv(warehouse, tmp_path):
+    out = hindsight(warehouse, "query", "with c as (select cohort, count(*) as n from dim_cases group by cohort) "
+                    "select * from c order by cohort", in_process=True).stdout
     assert "cohort  n" in out and "glp1    4" in out and "(2 rows)" in out
     target = tmp_path / "r.csv"
-    hindsight(warehouse, monkeypatch, "query", "select question_id from dim_questions order by 1", "--csv", target)
+    hindsight(warehouse, "query", "select question_id from dim_questions order by 1", "--csv", target, in_process=True)
     assert len(target.read_text().splitlines()) == 81
 
 
-def test_export_writes_every_public_mart(warehouse, monkeypatch, tmp_path):
-    out = hindsight(warehouse, monkeypatch, "export", "--format", "parquet", "--out", tmp_path / "pq")
+def test_export_writes_every_public_mart(warehouse, tmp_path):
+    hindsight(warehouse, "export", "--format", "parquet", "--out", tmp_path / "pq", in_process=True)
     files = sorted(p.name for p in (tmp_path / "pq").iterdir())
-    assert "agg_metrics.parquet" in files and "fct_answers.parquet" in files and len(files) >= 12
+    assert files == sorted(f"{mart}.parquet" for mart in public_marts())
     rows = duckdb.connect().execute(f"select count(*) from read_parquet('{tmp_path / 'pq' / 'agg_metrics.parquet'}')").fetchone()[0]
     assert rows == duckdb.connect(str(warehouse), read_only=True).execute("select count(*) from agg_metrics").fetchone()[0]
-    hindsight(warehouse, monkeypatch, "export", "--format", "csv", "--out", tmp_path / "csv")
+    hindsight(warehouse, "export", "--format", "csv", "--out", tmp_path / "csv", in_process=True)
     assert (tmp_path / "csv" / "dim_questions.csv").read_text().startswith("question_id,case_id,cohort")
 
 
@@ -92,15 +86,15 @@ def test_dbt_docs_build_offline_with_marts_and_the_runner_exposure(tmp_path):
 
     from conftest import PROJECT
 
-    db = tmp_path / "docs.duckdb"
+    db = new_warehouse(tmp_path)
     with connect(db):
         pass
     dbt = os.path.join(os.path.dirname(sys.executable), "dbt")
     done = subprocess.run([dbt, "docs", "generate", "--static"], cwd=PROJECT, capture_output=True, text=True,
-                          env={**os.environ, "HINDSIGHT_DB": str(db)})
+                          env=cli_env(db))
     assert done.returncode == 0, done.stdout[-3000:]
-    page = (PROJECT / "target" / "static_index.html").read_text()
-    manifest = json.loads((PROJECT / "target" / "manifest.json").read_text())
+    page = (dbt_target(db) / "static_index.html").read_text()
+    manifest = json.loads((dbt_target(db) / "manifest.json").read_text())
     assert "exposure.hindsight.answer_runner" in manifest["exposures"]
     for mart in ("agg_metrics", "fct_answer_requests", "agg_hb_audit_rows"):
         assert mart in page

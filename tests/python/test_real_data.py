@@ -9,14 +9,15 @@ from __future__ import annotations
 import csv
 import json
 import re
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from conftest import PROJECT, assert_dbt_passed, query, require_shared, scalar, write_jsonl
+from conftest import assert_dbt_passed, hindsight, new_warehouse, query, require_shared, scalar, write_jsonl
+from ingest.publish.marts import public_marts
+
+pytestmark = pytest.mark.slow
 
 NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
 YEAR = re.compile(r"^[-+–]\s+(1[89]|20)\d\d$")
@@ -74,16 +75,13 @@ def valid_events(path: Path) -> list[float]:
 
 @pytest.fixture(scope="module")
 def real_warehouse(tmp_path_factory):
-    db = tmp_path_factory.mktemp("real") / "warehouse.duckdb"
-    env = {"HINDSIGHT_DB": str(db)}
-    cli = [sys.executable, "-m", "ingest.cli"]
+    db = new_warehouse(tmp_path_factory.mktemp("real"))
     questions = []
     for cohort, (body, sources) in cohorts().items():
-        args = [*cli, "load", "cases", "--cohort", cohort, "--narratives", str(body)]
+        args = ["load", "cases", "--cohort", cohort, "--narratives", str(body)]
         for name, folder in sources.items():
             args += ["--tts", f"{name}={folder}"]
-        done = subprocess.run(args, env=_env(env), capture_output=True, text=True, cwd=PROJECT)
-        assert done.returncode == 0, done.stdout + done.stderr
+        hindsight(db, *args)
         # three questions per case with cutoffs spread over the H timeline, one before its start
         for narrative in sorted(body.glob("*.txt")):
             case_id = narrative.stem.removesuffix("_body")
@@ -96,17 +94,10 @@ def real_warehouse(tmp_path_factory):
                     "question": "Was the patient septic?", "format": "true/false", "eval_target": "both",
                     "early_cutoff": {"event": label, "time": cutoff}, "correct_answer": "true", "hindsight_trap": "false"})
     path = write_jsonl(db.parent / "questions.jsonl", questions)
-    done = subprocess.run([*cli, "load", "questions", str(path)], env=_env(env), capture_output=True, text=True, cwd=PROJECT)
-    assert done.returncode == 0, done.stdout + done.stderr
-    built = subprocess.run([*cli, "build"], env=_env(env), capture_output=True, text=True, cwd=PROJECT)
-    assert built.returncode == 0, built.stdout[-5000:]
-    assert_dbt_passed()
+    hindsight(db, "load", "questions", path)
+    hindsight(db, "build")
+    assert_dbt_passed(db)
     return db
-
-
-def _env(extra):
-    import os
-    return {**os.environ, **extra}
 
 
 def test_every_record_of_every_file_is_accounted_for_once(real_warehouse):
@@ -188,31 +179,26 @@ def test_relpos_follows_the_documented_reading(real_warehouse):
         else:
             assert relpos == pytest.approx((k - 1) / (n - 1), abs=1e-12)
     summary = query(real_warehouse, "select cohort, n, n_undefined, min, max from agg_relpos order by cohort")
-    for cohort, n, n_undefined, low, high in summary:
+    for _cohort, _n, n_undefined, low, high in summary:
         assert n_undefined >= 1 and 0 <= low <= high <= 1
 
 
 def test_report_and_export_work_on_the_real_data_and_the_real_audit(real_warehouse, tmp_path):
     """Both protocols on real inputs: the T2S2 warehouse plus the published HindsightBench release,
     answered by labelled simulators, then `hindsight report` and `hindsight export`."""
-    from ingest.query import PUBLIC_MARTS
-    from ingest.report import KINDS
+    from ingest.publish.report import KINDS
 
-    db = tmp_path / "w.duckdb"
+    db = new_warehouse(tmp_path)
     db.write_bytes(real_warehouse.read_bytes())
-    env = _env({"HINDSIGHT_DB": str(db)})
 
     def run(*args):
-        done = subprocess.run([sys.executable, "-m", "ingest.cli", *map(str, args)], env=env, capture_output=True,
-                              text=True, cwd=PROJECT)
-        assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-        return done.stdout
+        return hindsight(db, *args).stdout
 
     run("load", "hindsightbench", require_shared("hindsightbench"))
     run("answer", "--model", "sim:hindsight@0.3", "--variant", "standard", "--variant", "warning")
     run("answer", "--model", "sim:prospective", "--variant", "standard")
     run("build")
-    assert_dbt_passed()
+    assert_dbt_passed(db)
     out = run("report", "--out", tmp_path / "report")
     index = tmp_path / "report" / "index.html"
     assert f"report: {index.resolve()}" in out
@@ -223,4 +209,4 @@ def test_report_and_export_work_on_the_real_data_and_the_real_audit(real_warehou
     assert shown and sorted(shown) == sorted(p.name for p in (tmp_path / "report" / "figures").iterdir())
     assert "Llama" in html or "llama" in html            # the real audit rows are in the leaderboard
     run("export", "--format", "parquet", "--out", tmp_path / "export")
-    assert sorted(p.stem for p in (tmp_path / "export").glob("*.parquet")) == sorted(PUBLIC_MARTS)
+    assert sorted(p.stem for p in (tmp_path / "export").glob("*.parquet")) == sorted(public_marts())

@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from ingest.report import KINDS
+from ingest.publish.report import KINDS
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 SECTIONS = ["overview", "per-model", "cross-model", "prompt-variants", "cutoff-positions", "breakdowns",
             "data-quality", "hindsightbench", "provenance"]

@@ -4,7 +4,6 @@ ledger, and the information boundary."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -12,24 +11,24 @@ import sys
 import time
 
 import pytest
-from click.testing import CliRunner
 
-from conftest import PROJECT, assert_dbt_passed, query, scalar
+from conftest import PROJECT, assert_dbt_passed, cli_env, hindsight, new_warehouse, query, scalar
 from fake_llm_server import FakeLLMServer
-from ingest.build import build
-from ingest.cli import main
-from ingest.demo import load_demo
+from ingest.demo.run import load_demo
+
+pytestmark = pytest.mark.slow
 
 SECRET = "sk-test-DO-NOT-STORE-1234567890"
+FAST_BUILD = ["--exclude", "resource_type:test", "resource_type:unit_test"]   # models only
 HIDDEN_NAMES = ["correct_answer", "hindsight_trap", "hindsight_trap_explanation", "eval_target", "reference_time",
                 "early_cutoff"]
 
 
 @pytest.fixture(scope="module")
 def requests_warehouse(tmp_path_factory):
-    db = tmp_path_factory.mktemp("runner") / "w.duckdb"
+    db = new_warehouse(tmp_path_factory.mktemp("runner"))
     load_demo(db)
-    assert build(db, ["--exclude", "resource_type:test", "resource_type:unit_test"])
+    hindsight(db, "build", *FAST_BUILD)
     return db
 
 
@@ -41,12 +40,6 @@ def db(requests_warehouse, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
     return copy
-
-
-def hindsight(*args, expect=0):
-    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
-    assert result.exit_code == expect, result.output
-    return result
 
 
 def hidden_values(db):
@@ -69,10 +62,10 @@ def test_openai_answers_exactly_once_through_429_500_and_malformed_replies(db):
     with FakeLLMServer(script) as server:
         args = ["answer", "--model", "openai:test-model", "--base-url", server.url + "/v1",
                 "--conditions", "2.1", "--variant", "standard", "--limit", "12", "--concurrency", "4"]
-        out = hindsight(*args).output
+        out = hindsight(db, *args).output
         assert "12 answered now" in out and "1 not the expected JSON" in out
         assert len(server.requests) == 14                       # 12 + the two retried failures
-        again = hindsight(*args).output
+        again = hindsight(db, *args).output
         assert "0 answered now, 12 already stored" in again
         assert len(server.requests) == 14                       # an identical rerun makes no call
 
@@ -84,21 +77,21 @@ def test_openai_answers_exactly_once_through_429_500_and_malformed_replies(db):
     assert calls[:4] == ("openai", "openai:test-model", f"127.0.0.1:{server.port}", "test-model-served")
     assert calls[4] >= 100 and calls[5] == "appendix-c-1"
     # the malformed reply is kept with its raw text and status, and scored as invalid
-    assert build(db)
-    assert_dbt_passed()
+    hindsight(db, "build")
+    assert_dbt_passed(db)
     kept = query(db, "select answer, response_parse_status, parse_status, provider from fct_answers "
                      "where response_parse_status <> 'ok'")
     assert kept == [("Sure! I think the answer is probably B.", "not_json", "invalid", "openai")]
     assert scalar(db, "select count(*) from fct_answers where model = 'openai:test-model'") == 12
-    status = hindsight("status").output
-    line = next(l for l in status.splitlines() if l.strip().startswith("openai:test-model"))
+    status = hindsight(db, "status").output
+    line = next(row for row in status.splitlines() if row.strip().startswith("openai:test-model"))
     assert line.split()[1:5] == ["answer", "12", "0", "1"]     # ok calls, failed, not the expected JSON
     assert int(line.split()[5]) == sum(range(100, 114)) - 100 - 101   # tokens in of the 12 served replies
 
 
 def test_request_bodies_carry_appendix_c_and_nothing_hidden(db):
     with FakeLLMServer() as server:
-        hindsight("answer", "--model", "openai:m", "--base-url", server.url + "/v1", "--limit", "60",
+        hindsight(db, "answer", "--model", "openai:m", "--base-url", server.url + "/v1", "--limit", "60",
                   "--variant", "warning", "--warning-position", "start")
         bodies = [json.dumps(body) for body in server.requests]
         systems = [body["messages"][0]["content"] for body in server.requests]
@@ -115,7 +108,7 @@ def test_request_bodies_carry_appendix_c_and_nothing_hidden(db):
 
 def test_anthropic_messages_with_retry_after(db):
     with FakeLLMServer(lambda n, body: {"status": 429, "retry_after": 0.05} if n < 2 else None) as server:
-        out = hindsight("answer", "--model", "anthropic:claude-test", "--base-url", server.url,
+        out = hindsight(db, "answer", "--model", "anthropic:claude-test", "--base-url", server.url,
                         "--conditions", "0", "--variant", "standard", "--limit", "5").output
         assert "5 answered now" in out
         assert server.requests[-1]["system"].startswith("You answer clinical reasoning questions using only the provided case report.")
@@ -126,20 +119,20 @@ def test_anthropic_messages_with_retry_after(db):
 
 def test_timeouts_fail_the_call_and_a_rerun_completes_it(db):
     with FakeLLMServer(lambda n, body: {"sleep": 1.5} if n < 2 else None) as server:
-        out = hindsight("answer", "--model", "openai:m", "--base-url", server.url + "/v1", "--limit", "3",
+        out = hindsight(db, "answer", "--model", "openai:m", "--base-url", server.url + "/v1", "--limit", "3",
                         "--conditions", "2.1", "--variant", "standard", "--timeout", "0.5", "--max-retries", "1",
                         "--concurrency", "1", expect=1).output
         assert "1 failed" in out and "Timeout" in out
         assert scalar(db, "select count(*) from raw.llm_calls where status = 'error'") == 1
         before = len(server.requests)
-        out = hindsight("answer", "--model", "openai:m", "--base-url", server.url + "/v1", "--limit", "3",
+        out = hindsight(db, "answer", "--model", "openai:m", "--base-url", server.url + "/v1", "--limit", "3",
                         "--conditions", "2.1", "--variant", "standard").output
         assert "1 answered now, 2 already stored" in out and len(server.requests) == before + 1
     assert scalar(db, "select count(*) from raw.responses") == 3
 
 
 def test_an_interrupted_run_resumes_with_nothing_lost_or_duplicated(db):
-    env = {**os.environ, "HINDSIGHT_DB": str(db)}
+    env = cli_env(db)
     with FakeLLMServer(delay=0.15) as server:
         args = [sys.executable, "-m", "ingest.cli", "answer", "--model", "openai:m", "--base-url", server.url + "/v1",
                 "--limit", "40", "--concurrency", "2", "--conditions", "1.1"]
@@ -162,7 +155,7 @@ def test_an_interrupted_run_resumes_with_nothing_lost_or_duplicated(db):
 
 def test_no_key_reaches_the_warehouse_or_the_output(db):
     with FakeLLMServer() as server:
-        out = hindsight("answer", "--model", "openai:m", "--base-url", server.url + "/v1", "--limit", "3").output
+        out = hindsight(db, "answer", "--model", "openai:m", "--base-url", server.url + "/v1", "--limit", "3").output
         sent = {k.lower(): v for k, v in server.headers[0].items()}
         assert sent["authorization"] == f"Bearer {SECRET}"   # it was used
     assert SECRET not in out
@@ -171,14 +164,14 @@ def test_no_key_reaches_the_warehouse_or_the_output(db):
 
 def test_narratives_then_condition_3_answers(db):
     with FakeLLMServer() as server:
-        hindsight("generate", "narratives", "--model", "openai:m", "--base-url", server.url + "/v1", "--limit", "6")
+        hindsight(db, "generate", "narratives", "--model", "openai:m", "--base-url", server.url + "/v1", "--limit", "6")
         assert server.requests[0]["messages"][0]["content"].startswith(
             "You are a medical expert tasked with reconstructing a synthetic clinical case report")
         assert scalar(db, "select count(*) from raw.synthetic_narratives where model = 'openai:m'") == 6
-        assert build(db, ["--exclude", "resource_type:test", "resource_type:unit_test"])
+        hindsight(db, "build", *FAST_BUILD)
         n = scalar(db, "select count(*) from fct_answer_requests where narrative_model = 'openai:m'")
         assert n > 0
-        out = hindsight("answer", "--model", "openai:m", "--base-url", server.url + "/v1", "--conditions", "3.1,3.2").output
+        out = hindsight(db, "answer", "--model", "openai:m", "--base-url", server.url + "/v1", "--conditions", "3.1,3.2").output
         assert f"{n} selected" in out
 
 
@@ -195,10 +188,10 @@ def test_judge_scores_free_responses_individually_and_in_pairs(db):
         return {"content": "```json\n" + json.dumps({"accuracy_score": 0.5, "htr_score": 1}) + "\n```"}
 
     with FakeLLMServer(script) as server:
-        hindsight("answer", "--model", "openai:m", "--base-url", server.url + "/v1", "--conditions", "2.1",
+        hindsight(db, "answer", "--model", "openai:m", "--base-url", server.url + "/v1", "--conditions", "2.1",
                   "--variant", "standard")
-        assert build(db, ["--exclude", "resource_type:test", "resource_type:unit_test"])
-        out = hindsight("judge", "--model", "openai:judge", "--base-url", server.url + "/v1").output
+        hindsight(db, "build", *FAST_BUILD)
+        out = hindsight(db, "judge", "--model", "openai:judge", "--base-url", server.url + "/v1").output
         judge_bodies = [b for b in server.requests if not b["messages"][0]["content"].startswith("You answer")]
     assert any(b["messages"][0]["content"].startswith("You are evaluating an answer to a clinical temporal-QA question.")
                for b in judge_bodies)
@@ -209,8 +202,8 @@ def test_judge_scores_free_responses_individually_and_in_pairs(db):
     # identical judge prompts (same question and answer text) share one call
     assert paired == 16 and 0 < individual < 32 and invalid > 0
     assert "not the expected JSON" in out
-    assert build(db)
-    assert_dbt_passed()
+    hindsight(db, "build")
+    assert_dbt_passed(db)
     scored = query(db, """select count(*) filter (where htr = 1), count(*) filter (where htr is null)
                           from fct_answers where format = 'free response'""")[0]
     assert scored == (individual, 32 - individual)   # answers whose judge reply was invalid stay unscored
@@ -247,13 +240,13 @@ def test_question_generation_validates_repairs_once_and_loads(db):
 
     with FakeLLMServer(script) as server:
         before = scalar(db, "select count(*) from raw.questions")
-        out = hindsight("generate", "questions", "--model", "openai:gen", "--base-url", server.url + "/v1",
+        out = hindsight(db, "generate", "questions", "--model", "openai:gen", "--base-url", server.url + "/v1",
                         "--cases", ",".join(cases)).output
         first = [b for b in server.requests if len(b["messages"]) == 2]
         repairs = [b for b in server.requests if len(b["messages"]) == 4]
         # a rerun is answered from the ledger and adds nothing
         sent = len(server.requests)
-        again = hindsight("generate", "questions", "--model", "openai:gen", "--base-url", server.url + "/v1",
+        again = hindsight(db, "generate", "questions", "--model", "openai:gen", "--base-url", server.url + "/v1",
                           "--cases", ",".join(cases)).output
         assert "0 answered now" in again and len(server.requests) == sent
     assert len(first) == 3 and len(repairs) == 2

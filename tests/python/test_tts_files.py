@@ -1,8 +1,8 @@
 """Reading TTS files into records: what a record is and where it starts."""
 from pathlib import Path
 
-from ingest.load_cases import choose_tts_files
-from ingest.tts_files import case_id_for, read_bsv, read_csv, read_json, read_jsonl, read_text
+from ingest.load.cases import choose_tts_files
+from ingest.load.tts_files import case_id_for, read_bsv, read_csv, read_json, read_jsonl, read_text
 
 
 def test_bsv_records_are_non_blank_lines_numbered_physically():

@@ -1,5 +1,5 @@
 -- One row per decision date of the audit: the 240 PRE dates (with their index, the transplant
--- date fake(d) = PRE[(i + 66) mod 240] and the crisis/calm window) and the 18 POST dates, each with
+-- date fake(d) = PRE[(i + var hb_transplant_shift) mod 240] and the crisis/calm window) and the 18 POST dates, each with
 -- the realized 20-day direction of the first trading day on or after it (NULL when missing).
 with pre as (
     select decision_date, date_index from {{ ref('stg_raw__hb_panel_dates') }}
@@ -7,7 +7,7 @@ with pre as (
 
 post as (
     select strftime(month_start, '%Y-%m-%d') as decision_date
-    from generate_series(date '2025-01-15', date '2026-06-15', interval 1 month) as months (month_start)
+    from generate_series(date '{{ var("hb_post_first_date") }}', date '{{ var("hb_post_last_date") }}', interval 1 month) as months (month_start)
 ),
 
 dates as (
@@ -18,7 +18,7 @@ dates as (
         transplant.decision_date as fake_date
     from pre
     left join pre as transplant
-        on transplant.date_index = (pre.date_index + 66) % (select count(*) from pre)
+        on transplant.date_index = (pre.date_index + {{ var('hb_transplant_shift') }}) % (select count(*) from pre)
     union all
     select decision_date, 'post', null, null from post
 ),

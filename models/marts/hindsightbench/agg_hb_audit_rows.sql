@@ -15,7 +15,7 @@ with gaps as (
 ),
 
 estimates as (
-    select * from {{ ref('agg_hb_audit_estimates') }}
+    select * from {{ ref('int_hb_audit_estimates') }}
 ),
 
 lap as (
@@ -26,8 +26,8 @@ lap_summary as (
     select
         model_key,
         avg(lap) filter (where period = 'pre') as lap_pre,
-        avg(lap) filter (where decision_date >= '2025-01') as lap_post,
-        max(decision_month) filter (where lap > 0.1) as empirical_cutoff
+        avg(lap) filter (where decision_date >= '{{ var("hb_post_first_date")[:7] }}') as lap_post,
+        max(decision_month) filter (where lap > {{ var('hb_lap_threshold') }}) as empirical_cutoff
     from lap
     group by model_key
 ),
@@ -42,7 +42,7 @@ post_shares as (
         left(shares.decision_date, 7) > lap_summary.empirical_cutoff as is_after_cutoff
     from {{ ref('agg_hb_bearish_shares') }} as shares
     inner join lap_summary on lap_summary.model_key = shares.model_key
-    where shares.arm in ('D', 'M') and shares.decision_date >= '2025-02'
+    where shares.arm in ('D', 'M') and shares.decision_date >= '{{ var("hb_post_split_month") }}'
 ),
 
 post_coverage as (
@@ -99,9 +99,9 @@ final as (
         gaps.e2_est, estimates.e2_lo, estimates.e2_hi,
         gaps.e3_est, estimates.e3_lo, estimates.e3_hi,
         case when coalesce(estimates.lap_at_chance, false) then 'calendar'
-             when lap_summary.empirical_cutoff >= '2025-02' then 'model_relative' else 'calendar' end as p1_mode,
+             when lap_summary.empirical_cutoff >= '{{ var("hb_post_split_month") }}' then 'model_relative' else 'calendar' end as p1_mode,
         p1.p1_calendar,
-        case when not coalesce(estimates.lap_at_chance, false) and lap_summary.empirical_cutoff >= '2025-02'
+        case when not coalesce(estimates.lap_at_chance, false) and lap_summary.empirical_cutoff >= '{{ var("hb_post_split_month") }}'
             then p1.p1_after_cutoff end as p1_model_relative,
         rec.rec_pre_year, cast(rec.rec_pre_n as integer) as rec_pre_n,
         rec.rec_post_year, cast(rec.rec_post_n as integer) as rec_post_n,
@@ -142,9 +142,9 @@ final as (
             case when estimates.delta_rank_deficient then 'delta: design matrix rank-deficient (pseudo-inverse value)' end,
             case when rec.rec_pre_year is null then 'rec_pre: fewer than 10 parsed estimates' end,
             case when rec.rec_post_year is null then 'rec_post: fewer than 10 parsed estimates' end,
-            case when lap_summary.empirical_cutoff is null then 'cutoff: no date with LAP above 0.1' end,
-            case when lap_summary.empirical_cutoff < '2025-02' or coalesce(estimates.lap_at_chance, false)
-                 then 'p1_model_relative: at chance or cutoff before 2025-02' end
+            case when lap_summary.empirical_cutoff is null then 'cutoff: no date with LAP above {{ var("hb_lap_threshold") }}' end,
+            case when lap_summary.empirical_cutoff < '{{ var("hb_post_split_month") }}' or coalesce(estimates.lap_at_chance, false)
+                 then 'p1_model_relative: at chance or cutoff before {{ var("hb_post_split_month") }}' end
         ) as undefined_reasons
     from cells
     left join gaps on gaps.model_key = cells.model_key

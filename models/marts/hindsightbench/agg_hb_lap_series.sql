@@ -1,5 +1,5 @@
 -- One row per model x probed date: the monthly LAP series (the audit paper's Figure 3), with the
--- period and whether the date clears the 0.1 threshold that defines the effective cutoff.
+-- period and whether the date clears the var hb_lap_threshold that defines the effective cutoff.
 with lap as (
     select * from {{ ref('int_hb_lap_by_date') }}
 ),
@@ -18,7 +18,7 @@ select
     cast(lap.n_down as integer) as n_down,
     lap.lap,
     lap.ud,
-    lap.lap > 0.1 as is_above_threshold,
+    lap.lap > {{ var('hb_lap_threshold') }} as is_above_threshold,
     dates.realized_direction
 from lap
 left join dates on dates.decision_date = lap.decision_date

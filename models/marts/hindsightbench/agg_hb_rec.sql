@@ -1,9 +1,11 @@
--- One row per model x period (pre: decision dates up to 2024-12-31; post: from 2025-02): the
+-- One row per model x period (pre: decision dates up to var hb_pre_last_date; post: from var
+-- hb_post_split_month): the
 -- date-probe REC - share of parsed estimates with the right year and year-month, the median
--- absolute month offset, and n (NULL shares when n < 10).
+-- absolute month offset, and n (NULL shares when n < var hb_rec_min_n).
 with probes as (
     select *,
-        case when decision_date <= '2024-12-31' then 'pre' when decision_date >= '2025-02' then 'post' end as period
+        case when decision_date <= '{{ var("hb_pre_last_date") }}' then 'pre'
+             when decision_date >= '{{ var("hb_post_split_month") }}' then 'post' end as period
     from {{ ref('stg_raw__hb_date_probes') }}
     where estimated_year is not null and estimated_month is not null and length(estimated_date) >= 7
 ),
@@ -27,7 +29,7 @@ select
     model_key,
     period,
     cast(n as integer) as n,
-    case when n >= 10 then year_share end as year_share,
-    case when n >= 10 then year_month_share end as year_month_share,
+    case when n >= {{ var('hb_rec_min_n') }} then year_share end as year_share,
+    case when n >= {{ var('hb_rec_min_n') }} then year_month_share end as year_month_share,
     median_abs_month_offset
 from scored

@@ -1,7 +1,7 @@
 {{ config(materialized='view') }}
 -- One row per cohort x replicate x drawn case: how many times replicate r of
 -- the case-clustered bootstrap drew the case (multiplicity >= 1; undrawn
--- cases have no row). Identical to the weights ingest/bootstrap.py uses for
+-- cases have no row). Identical to the weights ingest/stats/bootstrap.py uses for
 -- agg_metrics; computed on demand (a view), for inspection and cross-checks.
 with cases as (
     select * from {{ ref('int_bootstrap_cases') }}

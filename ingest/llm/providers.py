@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from urllib.parse import urlparse
 
 from ingest.errors import InputError
-from ingest.simulators import Simulator
+from ingest.llm.simulators import Simulator
 
 
 @dataclass
@@ -121,7 +121,8 @@ class SimulatedModel:
 def make_provider(spec: str, base_url: str | None, settings: Settings):
     provider, sep, model = spec.partition(":")
     if not sep or not model:
-        raise InputError("--model", f"{spec!r} is not PROVIDER:MODEL", "write e.g. openai:gpt-4.1-mini, anthropic:claude-haiku-4-5 or sim:prospective")
+        raise InputError("--model", f"{spec!r} is not PROVIDER:MODEL",
+                         "write e.g. openai:gpt-4.1-mini, anthropic:claude-haiku-4-5 or sim:prospective")
     if provider == "openai":
         return OpenAIChat(model, base_url, settings)
     if provider == "anthropic":

@@ -11,33 +11,17 @@ import hashlib
 import json
 from datetime import datetime, timezone
 
-from ingest.db import next_load_id
-from ingest.errors import InputError
-from ingest.prompts import PROMPT_TEMPLATE_VERSION, answer_messages, narrative_messages
-from ingest.providers import Completion, Settings, SimulatedModel, base_url_host, make_provider
-from ingest.runner import RESPONSE_PARSER_VERSION, Job, RunSummary, parse_answer, run_jobs
-
-
-def _require_marts(con) -> None:
-    found = {r[0] for r in con.execute(
-        "select table_name from information_schema.tables where table_schema = 'main'").fetchall()}
-    missing = {"fct_answer_requests", "fct_narrative_requests", "dim_questions"} - found
-    if missing:
-        raise InputError("warehouse", f"marts {', '.join(sorted(missing))} are not built", "run `hindsight build` first")
-
-
-def _register_run(con, kind: str, spec: str) -> int:
-    load_id = next_load_id(con)
-    con.execute("insert into raw.loads values (?, ?, null, null, null, ?, null, 'loaded', null, null, ?)",
-                [load_id, kind, f"hindsight {kind} --model {spec}", datetime.now(timezone.utc).replace(tzinfo=None)])
-    return load_id
+from ingest.db import fetch_dicts, register_run, require_marts
+from ingest.llm.prompts import PROMPT_TEMPLATE_VERSION, answer_messages, narrative_messages
+from ingest.llm.providers import Completion, Settings, SimulatedModel, base_url_host, make_provider
+from ingest.llm.runner import RESPONSE_PARSER_VERSION, Job, RunSummary, parse_answer, run_jobs
 
 
 def answer_requests(con, spec: str, base_url: str | None = None, conditions: list[str] | None = None,
                     variants: list[str] | None = None, limit: int | None = None, concurrency: int = 8,
                     settings: Settings | None = None, warning_position: str = "end", seed: int = 0) -> RunSummary:
     settings = settings or Settings()
-    _require_marts(con)
+    require_marts(con, "fct_answer_requests", "fct_narrative_requests", "dim_questions")
     provider = make_provider(spec, base_url, settings)
     where, params = ["(r.narrative_model is null or r.narrative_model = ?)"], [spec]
     if conditions:
@@ -49,11 +33,9 @@ def answer_requests(con, spec: str, base_url: str | None = None, conditions: lis
     # hidden fields are fetched only for a simulator, into the job context; prompts never see them
     hidden = ("q.correct_answer, q.hindsight_trap, q.options_json" if isinstance(provider, SimulatedModel)
               else "null as correct_answer, null as hindsight_trap, null as options_json")
-    cursor = con.execute(f"""
+    rows = fetch_dicts(con, f"""
         select r.*, {hidden} from fct_answer_requests r inner join dim_questions q using (question_id)
         where {' and '.join(where)} order by r.request_id {'limit ' + str(int(limit)) if limit else ''}""", params)
-    names = [d[0] for d in cursor.description]
-    rows = [dict(zip(names, row)) for row in cursor.fetchall()]
     load_id: list[int] = []   # registered with the first answer written, so a no-op rerun leaves no trace
     written = {r[0] for r in con.execute("select response_id from raw.responses where load_id in "
                                          "(select load_id from raw.loads where kind = 'answer')").fetchall()}
@@ -76,7 +58,7 @@ def answer_requests(con, spec: str, base_url: str | None = None, conditions: lis
                    "narrative_model": request.get("narrative_model"), "warning_position": job.warning_position}
         line[0] += 1
         if not load_id:
-            load_id.append(_register_run(cursor, "answer", spec))
+            load_id.append(register_run(cursor, "answer", spec))
         cursor.execute("insert into raw.responses values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
             load_id[0], f"runner:{spec}", line[0], response_id, request["question_id"], spec, request["condition"],
             request["visibility"], request["prompt_variant"], answer, None if evidence is None else str(evidence),
@@ -93,7 +75,7 @@ def generate_narratives(con, spec: str, base_url: str | None = None, limit: int 
                         concurrency: int = 8, settings: Settings | None = None) -> RunSummary:
     """Condition-3 synthetic narratives, one per information scope, by the model that will answer."""
     settings = settings or Settings()
-    _require_marts(con)
+    require_marts(con, "fct_answer_requests", "fct_narrative_requests", "dim_questions")
     provider = make_provider(spec, base_url, settings)
     rows = con.execute(f"""select narrative_request_id, tts_lines from fct_narrative_requests
                            order by narrative_request_id {'limit ' + str(int(limit)) if limit else ''}""").fetchall()

@@ -17,10 +17,10 @@ from typing import Callable
 import pandas as pd
 from pydantic import BaseModel, ValidationError
 
-from ingest import validation
 from ingest.db import next_load_id
 from ingest.errors import InputError
-from ingest.tts_files import read_text
+from ingest.load import validation
+from ingest.load.tts_files import read_text
 
 
 class RowError(Exception):
@@ -36,7 +36,7 @@ def parse_row(schema: type[BaseModel], obj: dict, what: str):
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(line)"
-        raise RowError(where, first["msg"], f"follow the {what} schema in README (Loading your own data)")
+        raise RowError(where, first["msg"], f"follow the {what} schema in README (Loading your own data)") from None
 
 
 @dataclass

@@ -14,13 +14,8 @@ import sqlglot
 from sqlglot import exp
 
 from ingest.errors import InputError
+from ingest.publish.marts import public_marts
 
-PUBLIC_MARTS = [
-    "dim_build", "dim_conditions", "dim_metrics", "dim_cases", "dim_questions", "fct_tts_events", "agg_tts_quality", "agg_relpos",
-    "fct_narrative_requests", "fct_answer_requests", "fct_answers", "fct_answer_pairs", "agg_answer_provenance",
-    "fct_bootstrap_samples", "agg_metrics", "agg_metrics_by_format", "agg_metrics_by_eval_target",
-    "agg_hb_bearish_shares", "agg_hb_gaps", "agg_hb_lap_series", "agg_hb_rec", "agg_hb_audit_rows",
-]
 FILE_READERS = {"read_csv", "read_csv_auto", "read_parquet", "parquet_scan", "read_json", "read_json_auto",
                 "read_json_objects", "read_ndjson", "read_ndjson_auto", "read_ndjson_objects", "read_text",
                 "read_blob", "glob", "sniff_csv", "parquet_metadata", "parquet_schema", "parquet_file_metadata",
@@ -35,7 +30,7 @@ def check_read_only(sql: str) -> None:
     try:
         statements = [s for s in sqlglot.parse(sql, read="duckdb") if s is not None]
     except sqlglot.errors.ParseError as error:
-        raise InputError("query", f"not valid SQL ({str(error).splitlines()[0]})", fix)
+        raise InputError("query", f"not valid SQL ({str(error).splitlines()[0]})", fix) from None
     if len(statements) != 1:
         raise InputError("query", f"{len(statements)} statements", "send one statement at a time")
     statement = statements[0]
@@ -73,7 +68,7 @@ def export_marts(con, out_dir: Path, fmt: str) -> list[Path]:
     present = {r[0] for r in con.execute(
         "select table_name from information_schema.tables where table_schema = 'main'").fetchall()}
     written = []
-    for mart in PUBLIC_MARTS:
+    for mart in public_marts():
         if mart not in present:
             continue
         path = (out_dir / f"{mart}.{fmt}").resolve()

@@ -61,7 +61,6 @@ TTS_RECORD_CHECKS = [
 @lru_cache(maxsize=1)
 def _context():
     import great_expectations as gx
-
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
     context = gx.get_context(mode="ephemeral")

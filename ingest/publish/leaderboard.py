@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from ingest.config import protocol_var
 from ingest.errors import InputError
 
 PUBLISHED = ["e2_est", "e2_lo", "e2_hi", "e3_est", "e3_lo", "e3_hi", "p1_calendar", "p1_model_relative",
@@ -70,7 +71,7 @@ def cells(row: dict) -> dict[str, str]:
 
 MARKDOWN_COLUMNS = ["model", "E2 [95% CI]", "E3 [95% CI]", "P1", "LAP pre / post", "cutoff", "REC pre", "δ", "VALID"]
 FOOTNOTE = ("—ᵍ gated (chance test or δ gates), —ᵏ unidentified under the sample-parity gate, "
-            "—ⁿ fewer than 10 parsed REC estimates, "
+            f"—ⁿ fewer than {protocol_var('hb_rec_min_n')} parsed REC estimates, "
             "ʳ δ from a rank-deficient design (pseudo-inverse value, not identified)")
 
 

@@ -1,6 +1,7 @@
 """`hindsight generate questions`: the paper's question generator (§3.3).
 
-One call per case with the narrative and the full H TTS; the reply must be a
+One call per row of fct_question_generation_requests (a case with its
+narrative and its full reference-source TTS); the reply must be a
 JSON array of 10 questions that pass the question schema. An invalid reply
 gets one repair attempt (the problems are sent back); what still fails is
 kept with the raw output and the reason in raw.rejected_rows. Valid questions
@@ -14,12 +15,12 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ingest.answer import _register_run, _require_marts
-from ingest.load_jsonl import RowError
-from ingest.load_questions import check_question, load_questions
-from ingest.prompts import QUESTION_GENERATION, QUESTION_REPAIR
-from ingest.providers import Settings, make_provider
-from ingest.runner import Job, RunSummary, run_jobs
+from ingest.db import fetch_dicts, register_run, require_marts
+from ingest.llm.prompts import QUESTION_REPAIR, question_generation_messages
+from ingest.llm.providers import Settings, make_provider
+from ingest.llm.runner import Job, RunSummary, run_jobs
+from ingest.load.jsonl import RowError
+from ingest.load.questions import check_question, load_questions
 
 QUESTIONS_PER_CASE = 10
 
@@ -51,23 +52,14 @@ def _validate(text: str, cohort: str, case_id: str, cases: dict) -> tuple[list[d
 def generate_questions(con, spec: str, out_dir: Path, base_url: str | None = None, case_ids: list[str] | None = None,
                        concurrency: int = 8, settings: Settings | None = None) -> tuple[RunSummary, int, list[str]]:
     settings = settings or Settings(max_tokens=8000)
-    _require_marts(con)
+    require_marts(con, "fct_question_generation_requests")
     provider = make_provider(spec, base_url, settings)
-    where = f"and c.case_id in ({', '.join('?' * len(case_ids))})" if case_ids else ""
-    rows = con.execute(f"""
-        select c.cohort, c.case_id, n.narrative_text,
-               coalesce((select '[' || string_agg(json_object('event', e.event, 'time', e.time_hours)::varchar, ', '
-                                                 order by e.chronological_index) || ']'
-                         from fct_tts_events e where e.cohort = c.cohort and e.case_id = c.case_id and e.source = 'H'), '[]')
-        from dim_cases c inner join staging.stg_raw__narratives n using (cohort, case_id)
-        where c.has_narrative {where} order by c.cohort, c.case_id""", case_ids or []).fetchall()
+    where = f"where case_id in ({', '.join('?' * len(case_ids))})" if case_ids else ""
+    rows = fetch_dicts(con, f"select * from fct_question_generation_requests {where} order by cohort, case_id",
+                       case_ids or [])
     cases: dict[str, list[str]] = {}
-    for cohort, case_id, *_ in rows:
-        cases.setdefault(case_id, []).append(cohort)
-
-    def messages(narrative: str, tts: str) -> list[dict]:
-        return [{"role": "system", "content": QUESTION_GENERATION},
-                {"role": "user", "content": f"Case report:\n{narrative}\n\nTTS:\n{tts}"}]
+    for row in rows:
+        cases.setdefault(row["case_id"], []).append(row["cohort"])
 
     replies: dict[str, str] = {}
 
@@ -75,8 +67,8 @@ def generate_questions(con, spec: str, out_dir: Path, base_url: str | None = Non
         replies[job.target_id] = completion.text
         return "ok" if _validate(completion.text, *job.context["case"], cases)[1] == [] else "invalid_questions"
 
-    first = [Job("questions", f"{cohort}/{case_id}", messages(narrative, tts), {"case": (cohort, case_id)})
-             for cohort, case_id, narrative, tts in rows]
+    first = [Job("questions", f"{row['cohort']}/{row['case_id']}", question_generation_messages(row),
+                 {"case": (row["cohort"], row["case_id"])}) for row in rows]
     summary = run_jobs(con, provider, spec, first, settings, concurrency, keep)
     repairs = []
     for job in first:
@@ -108,7 +100,7 @@ def generate_questions(con, spec: str, out_dir: Path, base_url: str | None = Non
     known = set(con.execute("select source_file, reason from raw.rejected_rows where kind = 'generated_questions'").fetchall())
     fresh = [f for f in failures if (f[2], f[5]) not in known]
     if fresh:
-        run_id = _register_run(con, "questions", spec)
+        run_id = register_run(con, "questions", spec)
         con.executemany("insert into raw.rejected_rows values (?, ?, ?, ?, ?, ?, ?, ?, ?)", [(run_id, *f[1:]) for f in fresh])
     loaded = 0
     if accepted:

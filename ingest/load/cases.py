@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from ingest import validation
 from ingest.db import next_load_id
 from ingest.errors import InputError
-from ingest.tts_files import FORMAT_PRIORITY, case_id_for, read_text, read_tts_file
+from ingest.load import validation
+from ingest.load.tts_files import FORMAT_PRIORITY, case_id_for, read_text, read_tts_file
 
 _NUMBER = re.compile(validation.PLAIN_NUMBER)
 _SOURCE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")

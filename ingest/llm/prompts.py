@@ -2,10 +2,14 @@
 
 Instructions go in the system turn; the context (narrative, TTS as JSON,
 visible question JSON) goes in the user turn. Only fields of
-`fct_answer_requests` are rendered, so no hidden evaluation field can reach a
-request body.
+a requests mart's row are rendered: `fct_answer_requests` holds no hidden
+evaluation field, so none can reach an answering model; the judge's rows
+(`fct_judgment_requests`) carry the reference and the trap, as the paper's
+judge sees them.
 """
 from __future__ import annotations
+
+import json
 
 PROMPT_TEMPLATE_VERSION = "appendix-c-1"
 
@@ -112,6 +116,7 @@ def answer_messages(request: dict, warning_position: str = "end") -> list[dict]:
 def narrative_messages(tts_lines: str) -> list[dict]:
     return [{"role": "system", "content": SYNTHETIC_NARRATIVE}, {"role": "user", "content": tts_lines}]
 
+
 QUESTION_GENERATION = """You are generating difficult clinical reasoning questions from case reports to build a benchmark evaluating accuracy and hindsight bias in language models. Questions should be genuinely hard—the answering model should make errors, especially by using outcome knowledge to revise past assessments it should not revise.
 Generate 10 questions per case report with a mix of formats (free response, multiple choice with 4 options, true/false) and the following distribution by evaluation target:
 - accuracy (20%): verifiable from case facts; answer does not change with more timeline information
@@ -133,3 +138,22 @@ Return a valid JSON array only. Each element:
 
 QUESTION_REPAIR = ("Your JSON array did not pass validation:\n{problems}\n"
                    "Return the corrected JSON array of 10 questions only, in the same schema.")
+
+
+def judgment_messages(request: dict) -> list[dict]:
+    """System and user turns for one fct_judgment_requests row (individual or paired)."""
+    fields = {"question": request["question"], "reference_answer": request["reference_answer"],
+              "hindsight_trap": request["hindsight_trap"]}
+    if request["judgment_kind"] == "individual":
+        system, fields = JUDGE_INDIVIDUAL, {**fields, "answer": request["answer"]}
+    else:
+        system = JUDGE_PAIRED
+        fields = {**fields, "full_condition_answer": request["full_answer"],
+                  "masked_condition_answer": request["masked_answer"]}
+    return [{"role": "system", "content": system}, {"role": "user", "content": json.dumps(fields)}]
+
+
+def question_generation_messages(request: dict) -> list[dict]:
+    """System and user turns for one fct_question_generation_requests row."""
+    return [{"role": "system", "content": QUESTION_GENERATION},
+            {"role": "user", "content": f"Case report:\n{request['narrative_text']}\n\nTTS:\n{request['tts_json']}"}]

@@ -17,10 +17,10 @@ import duckdb
 import jinja2
 import pandas as pd
 
-from ingest import figures, leaderboard
 from ingest.db import PROJECT_DIR
 from ingest.errors import InputError
-from ingest.query import PUBLIC_MARTS
+from ingest.publish import figures, leaderboard
+from ingest.publish.marts import public_marts
 
 ANALYSES = PROJECT_DIR / "analyses"
 TEMPLATE = Path(__file__).with_name("report_template.html")
@@ -58,9 +58,9 @@ def analysis_sql(name: str) -> str:
     text = path.read_text()
 
     def resolve(match: re.Match) -> str:
-        if match.group(1) not in PUBLIC_MARTS:
+        if match.group(1) not in public_marts():
             raise InputError(path, f"ref('{match.group(1)}') is not a public mart",
-                             "report queries read the marts listed in ingest/query.py PUBLIC_MARTS only")
+                             "report queries read the public marts only (access: public in models/marts/)")
         return match.group(1)
 
     sql = REF.sub(resolve, text)
@@ -277,7 +277,7 @@ def clinical_sections(report: Report) -> list[Section]:
 
 
 def _leaderboard_table(board: pd.DataFrame) -> str:
-    """The leaderboard's own cells (ingest/leaderboard.py), with the report's extra columns."""
+    """The leaderboard's own cells (ingest/publish/leaderboard.py), with the report's extra columns."""
     rows = board.astype(object).where(board.notna(), None).to_dict("records")
     return pd.DataFrame([leaderboard.cells(row) for row in rows]).to_html(
         index=False, border=0, classes="numbers", escape=True)
@@ -332,7 +332,7 @@ def write_report(db: Path, out: Path) -> Path:
     try:
         present = {r[0] for r in con.execute(
             "select table_name from information_schema.tables where table_schema = 'main'").fetchall()}
-        missing = sorted(set(PUBLIC_MARTS) - present)
+        missing = sorted(set(public_marts()) - present)
         if missing:
             raise InputError(db, f"marts not built: {', '.join(missing)}", "run `hindsight build` first")
         out = Path(out)

@@ -12,8 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from ingest.validation import PLAIN_NUMBER
-from ingest.load_jsonl import JsonlLoadResult, RowError, content_hash, load_jsonl_file, parse_row
+from ingest.load.jsonl import JsonlLoadResult, RowError, content_hash, load_jsonl_file, parse_row
+from ingest.load.validation import PLAIN_NUMBER
 
 OPTION_LETTER = re.compile(r"^\s*\(?([A-Za-z])[.):]?\s*(.*)$", re.S)
 REQUIRED = ["question", "format", "eval_target", "early_cutoff", "correct_answer", "case_id"]

@@ -29,10 +29,23 @@ from pathlib import Path
 
 import duckdb
 
+from ingest.config import protocol_var
 from ingest.db import PROJECT_DIR
 
 PRE = [f"{year}-{month:02d}-15" for year in range(2005, 2025) for month in range(1, 13)]
-POST = [f"{year}-{month:02d}-15" for year in (2025, 2026) for month in range(1, 13)][:18]
+
+
+def _monthly(first: str, last: str) -> list[str]:
+    """The same day of each month from `first` to `last` (YYYY-MM-DD), as int_hb_dates probes them."""
+    year, month, day = map(int, first.split("-"))
+    dates = []
+    while f"{year}-{month:02d}-{day:02d}" <= last:
+        dates.append(f"{year}-{month:02d}-{day:02d}")
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    return dates
+
+
+POST = _monthly(str(protocol_var("hb_post_first_date")), str(protocol_var("hb_post_last_date")))
 SKETCHES_PER_CELL = 8
 LAP_REPS = 20
 
@@ -85,7 +98,8 @@ def _cell(root: Path, sim: AuditedSimulator, arm: str, date: str, bearish: float
 
 
 def write_model(root: Path, sim: AuditedSimulator, crisis: set[str]) -> None:
-    fake = {date: PRE[(index + 66) % len(PRE)] for index, date in enumerate(PRE)}
+    shift = int(protocol_var("hb_transplant_shift"))
+    fake = {date: PRE[(index + shift) % len(PRE)] for index, date in enumerate(PRE)}
     for date in PRE + POST:
         data = 0.30 + (0.25 if realized_down(date, crisis) else 0.0)     # what the data alone suggests
         date_effect = sim.trigger if date in crisis else 0.0

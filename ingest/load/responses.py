@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ingest.load_jsonl import JsonlLoadResult, RowError, content_hash, load_jsonl_file, parse_row
+from ingest.load.jsonl import JsonlLoadResult, RowError, content_hash, load_jsonl_file, parse_row
 
 CONDITIONS = ("0", "1.1", "1.2", "2.1", "2.2", "3.1", "3.2")
 REQUIRED = ["question_id", "model", "condition", "visibility", "answer"]

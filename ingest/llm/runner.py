@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Callable
 
-from ingest.prompts import PROMPT_TEMPLATE_VERSION
-from ingest.providers import Completion, Settings, base_url_host
+from ingest.llm.prompts import PROMPT_TEMPLATE_VERSION
+from ingest.llm.providers import Completion, Settings, base_url_host
 
 RESPONSE_PARSER_VERSION = "answer-json-1"
 

@@ -16,6 +16,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ingest.config import protocol_var  # noqa: E402
+
 plt.rcParams.update({
     "svg.fonttype": "none", "svg.hashsalt": "hindsight-report", "font.size": 9,
     "axes.spines.top": False, "axes.spines.right": False, "axes.titlesize": 10,
@@ -245,7 +247,7 @@ def lap_heatmap(months: pd.DataFrame) -> plt.Figure:
     ax.set_xlabel("probed month (decision date)")
     colorbar = figure.colorbar(image, ax=ax, fraction=0.03, pad=0.02)
     colorbar.set_label("LAP: share of recalled outcome directions")
-    figure.text(0.0, -0.02, "Red tick: behaviourally effective cutoff (last month with LAP > 0.1). "
+    figure.text(0.0, -0.02, f"Red tick: behaviourally effective cutoff (last month with LAP > {protocol_var('hb_lap_threshold')}). "
                 "Rows ordered by cutoff; models whose recall is at chance have no cutoff.",
                 fontsize=7, color="#555555", ha="left", va="top")
     figure.tight_layout()

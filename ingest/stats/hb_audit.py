@@ -1,25 +1,60 @@
-"""One row per HindsightBench model: what SQL cannot do well - the stratified
-bootstrap CIs of E1, E2, E3, the delta regression with HAC standard errors,
-and the chance test of the LAP recall.
+"""The HindsightBench audit statistics that SQL cannot do well: the stratified
+bootstrap CIs of E1, E2, E3, the delta regression with HAC standard errors, and
+the chance test of the LAP recall. Called by the dbt Python model
+int_hb_audit_estimates (one row per model) with its refs and the protocol vars.
 
-Bootstrap (HINDSIGHTBENCH_SPEC.md): B = 10,000 replicates from numpy
-default_rng(2026); each replicate draws 11 dates with replacement from the
-ordered crisis list, then 36 from the calm list; the statistic is paired
-(gap_a - gap_b on the same drawn lists); undefined replicates are dropped and
-no CI is given with fewer than 5,000 left; 2.5/97.5 percentiles, linear. One
-generator per model row: E2 first, E3 continues its stream; E1 uses a fresh
-generator. delta: OLS hit ~ 1 + signal + lap + signal x lap over PRE dates
-with an R net signal, a realized direction and a LAP value; Newey-West (Bartlett,
-6 lags, no small-sample correction); reported when n > 30 and the population
-variance of lap > 1e-4; a rank-deficient design is flagged, the pseudo-inverse
-value kept.
+Bootstrap (HINDSIGHTBENCH_SPEC.md): `replicates` draws from numpy
+default_rng(seed) ("release" draws) or the warehouse's counter-based draws;
+each replicate draws 11 dates with replacement from the ordered crisis list,
+then 36 from the calm list; the statistic is paired (gap_a - gap_b on the same
+drawn lists); undefined replicates are dropped and no CI is given with fewer
+than `min_finite` left; 2.5/97.5 percentiles, linear. One generator per model
+row: E2 first, E3 continues its stream; E1 uses a fresh generator. delta: OLS
+hit ~ 1 + signal + lap + signal x lap over PRE dates with an R net signal, a
+realized direction and a LAP value; Newey-West (Bartlett, `lags` lags, no
+small-sample correction); reported when n > delta_min_n and the population
+variance of lap > delta_min_lap_variance; a rank-deficient design is flagged,
+the pseudo-inverse value kept.
 """
+from __future__ import annotations
+
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-REPLICATES, SEED, MIN_FINITE, LAGS = 10_000, 2026, 5_000, 6
+from ingest.stats import bootstrap
+
+
+@dataclass(frozen=True)
+class AuditParams:
+    """The protocol vars the estimator reads (dbt_project.yml: hb_*, bootstrap_seed); no defaults here,
+    so the vars stay their one home."""
+    replicates: int
+    seed: int
+    min_finite: int
+    lags: int
+    delta_min_n: int
+    delta_min_lap_variance: float
+    chance_alpha: float
+    draws: str              # release (numpy's published stream) | warehouse (counter-based draws)
+    warehouse_seed: int     # bootstrap_seed, for the warehouse draws
+
+    VARS = {"replicates": ("hb_bootstrap_replicates", int), "seed": ("hb_bootstrap_seed", int),
+            "min_finite": ("hb_min_finite_replicates", int), "lags": ("hb_hac_lags", int),
+            "delta_min_n": ("hb_delta_min_n", int), "delta_min_lap_variance": ("hb_delta_min_lap_variance", float),
+            "chance_alpha": ("hb_chance_alpha", float), "draws": ("hb_bootstrap_draws", str),
+            "warehouse_seed": ("bootstrap_seed", int)}
+
+    @classmethod
+    def from_vars(cls, get) -> "AuditParams":
+        """From a var lookup: dbt.config.get in the dbt model (values arrive as strings), a dict's get in Python."""
+        return cls(**{field: cast(get(name)) for field, (name, cast) in cls.VARS.items()})
+
+    def __post_init__(self):
+        if self.draws not in ("release", "warehouse"):
+            raise ValueError(f"var hb_bootstrap_draws is {self.draws!r}: use release or warehouse")
 
 
 def _gap(bearish, sketches, crisis, calm):
@@ -27,10 +62,10 @@ def _gap(bearish, sketches, crisis, calm):
         return bearish[crisis].sum() / sketches[crisis].sum() - bearish[calm].sum() / sketches[calm].sum()
 
 
-def _paired_ci(rng, counts, a, b, crisis, calm):
+def _paired_ci(rng, counts, a, b, crisis, calm, replicates, min_finite):
     """Percentile CI of gap_a - gap_b over stratified date draws (lists of date keys)."""
-    stats = np.empty(REPLICATES)
-    for r in range(REPLICATES):
+    stats = np.empty(replicates)
+    for r in range(replicates):
         crisis_draw = rng.choice(crisis, size=len(crisis), replace=True)
         calm_draw = rng.choice(calm, size=len(calm), replace=True)
         values = []
@@ -39,18 +74,17 @@ def _paired_ci(rng, counts, a, b, crisis, calm):
             values.append(_gap(bearish, sketches, crisis_draw, calm_draw))
         stats[r] = values[0] - values[1]
     finite = stats[np.isfinite(stats)]
-    if len(finite) < MIN_FINITE:
+    if len(finite) < min_finite:
         return None, None, len(finite)
     low, high = np.percentile(finite, [2.5, 97.5])
     return float(low), float(high), len(finite)
 
 
 class WarehouseDraws:
-    """The warehouse's own counter-based draws (ingest/bootstrap.py) behind the one
+    """The warehouse's own counter-based draws (ingest/stats/bootstrap.py) behind the one
     Generator method the bootstrap uses, so a run does not depend on numpy's stream."""
 
     def __init__(self, seed: int, stream: str):
-        from ingest import bootstrap
 
         self.bootstrap, self.seed, self.key, self.calls = bootstrap, seed, bootstrap.cohort_key(stream), 0
 
@@ -60,7 +94,7 @@ class WarehouseDraws:
         return np.asarray(values)[index]
 
 
-def _hac_delta(frame):
+def _hac_delta(frame, lags):
     y = frame["hit"].to_numpy(float)
     signal, lap = frame["signal"].to_numpy(float), frame["lap"].to_numpy(float)
     x = np.column_stack([np.ones_like(y), signal, lap, signal * lap])
@@ -68,8 +102,8 @@ def _hac_delta(frame):
     beta = xtx_inv @ x.T @ y
     scores = x * (y - x @ beta)[:, None]
     meat = scores.T @ scores
-    for lag in range(1, LAGS + 1):
-        weight = 1 - lag / (LAGS + 1)
+    for lag in range(1, lags + 1):
+        weight = 1 - lag / (lags + 1)
         gamma = scores[lag:].T @ scores[:-lag]
         meat += weight * (gamma + gamma.T)
     cov = xtx_inv @ meat @ xtx_inv
@@ -80,21 +114,15 @@ def _binomial_upper_tail(hits, n):
     return sum(math.comb(n, k) for k in range(hits, n + 1)) / 2 ** n
 
 
-def model(dbt, session):
-    dbt.config(materialized="table")
-    source = dbt.config.get("hb_bootstrap_draws")
-    if source not in ("release", "warehouse"):
-        raise ValueError(f"var hb_bootstrap_draws is {source!r}: use release or warehouse")
-
+def audit_estimates(counts: pd.DataFrame, dates: pd.DataFrame, lap: pd.DataFrame, params: AuditParams) -> pd.DataFrame:
+    """One row per model_key of int_hb_sketch_counts (with int_hb_dates and int_hb_lap_by_date)."""
     def draws(model_key, contrast):
         # release: the published stream (E3 continues E2's generator; E1 starts a fresh one)
-        if source == "release":
-            return np.random.default_rng(SEED)
-        return WarehouseDraws(int(dbt.config.get("bootstrap_seed")), f"{model_key}:{contrast}")
+        if params.draws == "release":
+            return np.random.default_rng(params.seed)
+        return WarehouseDraws(params.warehouse_seed, f"{model_key}:{contrast}")
 
-    counts = dbt.ref("int_hb_sketch_counts").df()
-    dates = dbt.ref("int_hb_dates").df()
-    lap = dbt.ref("int_hb_lap_by_date").df()
+    ci = dict(replicates=params.replicates, min_finite=params.min_finite)
     crisis = dates[dates["date_window"] == "crisis"].sort_values("window_position")["decision_date"].to_numpy()
     calm = dates[dates["date_window"] == "calm"].sort_values("window_position")["decision_date"].to_numpy()
     pre = dates[dates["period"] == "pre"].sort_values("decision_date")
@@ -116,12 +144,12 @@ def model(dbt, session):
         row = {"model_key": model_key}
         rng = draws(model_key, "e2")
         if {"D", "M"} <= table.keys():
-            row["e2_lo"], row["e2_hi"], row["e2_finite_replicates"] = _paired_ci(rng, table, "D", "M", crisis_positions, calm_positions)
+            row["e2_lo"], row["e2_hi"], row["e2_finite_replicates"] = _paired_ci(rng, table, "D", "M", crisis_positions, calm_positions, **ci)
         if {"W", "W_fake"} <= table.keys():
-            row["e3_lo"], row["e3_hi"], row["e3_finite_replicates"] = _paired_ci(rng, table, "W_fake", "W", crisis_positions, calm_positions)
+            row["e3_lo"], row["e3_hi"], row["e3_finite_replicates"] = _paired_ci(rng, table, "W_fake", "W", crisis_positions, calm_positions, **ci)
         if {"R_batch", "D_batch"} <= table.keys():
             row["e1_lo"], row["e1_hi"], row["e1_finite_replicates"] = _paired_ci(
-                draws(model_key, "e1"), table, "R_batch", "D_batch", crisis_positions, calm_positions)
+                draws(model_key, "e1"), table, "R_batch", "D_batch", crisis_positions, calm_positions, **ci)
 
         # delta sample: PRE dates in order with R sketches, a realized direction, a LAP value, net != 0
         laps = lap[lap["model_key"] == model_key].set_index("decision_date")
@@ -140,8 +168,9 @@ def model(dbt, session):
         if len(frame):
             lap_var = float(np.var(frame["lap"].to_numpy()))
             row["delta_lap_variance"] = lap_var
-            row["delta_gate"] = "n" if len(frame) <= 30 else ("lowvar" if lap_var <= 1e-4 else None)
-            estimate, t_value, deficient = _hac_delta(frame)
+            row["delta_gate"] = ("n" if len(frame) <= params.delta_min_n
+                                else "lowvar" if lap_var <= params.delta_min_lap_variance else None)
+            estimate, t_value, deficient = _hac_delta(frame, params.lags)
             row["delta_rank_deficient"] = deficient
             if row["delta_gate"] is None:
                 row["delta"], row["delta_t"] = estimate, t_value
@@ -155,15 +184,20 @@ def model(dbt, session):
                 hits += int(np.sign(entry["ud"]) == realized[date])
         row["recall_hits"], row["recall_n"] = hits, n
         row["recall_p_value"] = _binomial_upper_tail(hits, n) if n else None
-        row["lap_at_chance"] = None if not n else bool(row["recall_p_value"] >= 0.05)
+        row["lap_at_chance"] = None if not n else bool(row["recall_p_value"] >= params.chance_alpha)
         rows.append(row)
 
     columns = ["model_key", "e1_lo", "e1_hi", "e1_finite_replicates", "e2_lo", "e2_hi", "e2_finite_replicates",
                "e3_lo", "e3_hi", "e3_finite_replicates", "delta", "delta_t", "delta_n", "delta_lap_variance",
                "delta_gate", "delta_rank_deficient", "recall_hits", "recall_n", "recall_p_value", "lap_at_chance"]
     out = pd.DataFrame(rows, columns=columns)
-    for name in ("delta_gate",):
-        out[name] = out[name].astype("object")
+    # typed even with no rows (an empty release), so the marts' contracts hold on every warehouse
+    for name in ("model_key", "delta_gate"):
+        out[name] = out[name].astype("string")
+    for name in ("delta_rank_deficient", "lap_at_chance"):
+        out[name] = out[name].astype("boolean")
+    for name in ("e1_finite_replicates", "e2_finite_replicates", "e3_finite_replicates", "delta_n", "recall_hits", "recall_n"):
+        out[name] = out[name].astype("Int64")
     for name in ("e1_lo", "e1_hi", "e2_lo", "e2_hi", "e3_lo", "e3_hi", "delta", "delta_t", "delta_lap_variance", "recall_p_value"):
         out[name] = out[name].astype("float64")
     return out

@@ -14,16 +14,16 @@ from pathlib import Path
 
 from ingest.build import build
 from ingest.db import connect, warehouse_path
-from ingest.load_cases import load_cases
-from ingest.load_questions import load_questions
-from ingest.answer import answer_requests, generate_narratives
-from ingest.judge import judge
-from ingest.load_hindsightbench import load_hindsightbench
-from ingest.report import write_report
-from ingest.simulated_audit import write_release
-from ingest.status import _table
+from ingest.demo.simulated_audit import write_release
+from ingest.llm.answer import answer_requests, generate_narratives
+from ingest.llm.judge import judge
+from ingest.load.cases import load_cases
+from ingest.load.hindsightbench import load_hindsightbench
+from ingest.load.questions import load_questions
+from ingest.publish.report import write_report
+from ingest.status import text_table
 
-CORPUS = Path(__file__).resolve().parent / "demo_corpus"
+CORPUS = Path(__file__).resolve().parent / "corpus"
 COHORTS = ("sepsis", "glp1")
 # labelled simulators: a model that never uses hindsight, two with a planted
 # trap rate under full visibility (the estimators must recover it) and a noisy
@@ -49,21 +49,21 @@ def load_demo(db: Path) -> None:
 def summary(db: Path) -> str:
     with connect(db, read_only=True) as con:
         lines = [f"warehouse: {db}", "", "cases (dim_cases):"]
-        lines += _table(con, """
+        lines += text_table(con, """
             select cohort, count(*) as cases, count(*) filter (where has_narrative) as with_narrative,
                    sum(n_reference_events) as h_events, sum(n_questions) as questions
             from dim_cases group by cohort order by cohort""")
         lines += ["", "TTS records by status (agg_tts_quality):"]
-        lines += _table(con, """
+        lines += text_table(con, """
             select cohort, source, status, coalesce(reason, '') as reason, n_lines
             from agg_tts_quality order by cohort, source, status, reason""")
         lines += ["", "cutoff position RelPos per cohort (agg_relpos, paper Table D.1):"]
-        lines += _table(con, """
+        lines += text_table(con, """
             select cohort, n, n_undefined, round(mean, 3) as mean, round(median, 3) as median,
                    round(sd, 3) as sd, round(min, 3) as min, round(max, 3) as max
             from agg_relpos order by cohort""")
         lines += ["", "answer requests per condition (fct_answer_requests; 3.x appear once synthetic narratives exist):"]
-        lines += _table(con, """
+        lines += text_table(con, """
             select condition, count(*) filter (where visibility = 'full') as full,
                    count(*) filter (where visibility = 'masked') as masked,
                    count(distinct question_id) as questions
@@ -89,7 +89,7 @@ def simulate_demo(db: Path, phase: str) -> None:
             judge(con, JUDGE)
 
 
-def metrics_table(db: Path) -> str:
+def metricstext_table(db: Path) -> str:
     """The paper's Figure 3/4 numbers as a table: estimate [95% CI], * when the CI excludes 0."""
     metrics = [("acc", "full", "Acc F"), ("acc", "masked", "Acc M"), ("htr", "full", "HTR F"), ("htr", "masked", "HTR M"),
                ("delta_acc", "paired", "dAcc"), ("delta_htr", "paired", "dHTR"), ("air", "paired", "AIR"), ("hbr", "paired", "HBR")]
@@ -140,7 +140,7 @@ def run_demo(report_dir: Path = Path("reports")) -> int:
     print()
     print(summary(db))
     print()
-    print(metrics_table(db))
+    print(metricstext_table(db))
     print()
     print(f"hindsight demo: report written to {write_report(db, report_dir).resolve()}")
     return 0

@@ -1,0 +1,1 @@
+"""The demo: the embedded fictional corpus, the simulated auditees, and `hindsight demo`."""

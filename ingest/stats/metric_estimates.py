@@ -1,0 +1,115 @@
+"""The estimator behind the dbt Python models int_metric_estimates and
+int_metric_estimates_by_eval_target: one row per metric cell with its point
+estimate, case-clustered bootstrap percentile CI, Miller's clustered standard
+error, minimum detectable effect, and question, case and valid counts.
+
+It reads the per-case sums of int_metric_case_sums (their one definition),
+summed in DuckDB to a leaf grain (CELL plus the slice columns) and keyed by
+run-local 64-bit hashes of the cell and the case, so that only numbers cross
+into Python. All replicates of all leaf cells of a cohort are one matrix
+product of the bootstrap weights (ingest/stats/bootstrap.py: the draws of
+fct_bootstrap_samples) by the per-case sums; coarser groupings (`rollups`)
+are sums of leaf cells, so they need no second product.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ingest.stats import bootstrap
+
+CELL = ["model", "condition", "prompt_variant", "metric", "visibility"]
+STATS = ["estimate", "ci_low", "ci_high", "se_clustered", "mde_80"]
+COUNTS = ["n_questions", "n_cases", "n_valid", "n_finite_replicates"]
+
+
+def per_case_sums(session, sums: str, cases: str, slices: list[str]):
+    """Leaf cells (labels and valid counts), numbered by cohort then hash, and per (cell, case) sums.
+    The numbering joins are on integers against small tables, so only numbers reach Python."""
+    keys = ["cohort", *CELL, *slices]
+    cell_hash = f"hash({', '.join(keys)})"
+    session.execute(f"""
+        create or replace temp table bootstrap_cells as
+        select *, cast(row_number() over (order by cohort, cell_hash) - 1 as bigint) as cell_id
+        from (
+            select {cell_hash} as cell_hash, {', '.join(f'any_value({k}) as {k}' for k in keys)},
+                sum(n_valid) as n_valid
+            from {sums} group by 1
+        )""")
+    labels = session.sql("select * from bootstrap_cells order by cell_id").df()
+    arrays = session.sql(f"""
+        with leaf as (
+            select {cell_hash} as cell_hash, hash(cohort, case_id) as case_hash,
+                sum(value_sum) as value_sum, sum(n_questions) as n_questions
+            from {sums} group by all
+        )
+        select cast(cells.cell_id as integer) as cell_id, cast(cases.case_index as integer) as case_index,
+            leaf.value_sum, cast(leaf.n_questions as integer) as n_questions
+        from leaf
+        inner join bootstrap_cells as cells on cells.cell_hash = leaf.cell_hash
+        inner join (select hash(cohort, case_id) as case_hash, case_index from {cases}) as cases
+            on cases.case_hash = leaf.case_hash""").fetchnumpy()
+    return labels, arrays
+
+
+def cohort_matrices(cohort, n_cases, labels, arrays, slices):
+    """Per-case sums and counts (n_cases x leaf cells of the cohort), with the cells' labels and valid counts."""
+    ids = labels.index[labels["cohort"] == cohort]
+    low, high = ids.min(), ids.max() + 1          # a cohort's cells are numbered contiguously
+    rows = (arrays["cell_id"] >= low) & (arrays["cell_id"] < high)
+    column, case = arrays["cell_id"][rows] - low, arrays["case_index"][rows]
+    value_sum = np.zeros((n_cases, high - low))
+    n_questions = np.zeros((n_cases, high - low))
+    value_sum[case, column] = arrays["value_sum"][rows]
+    n_questions[case, column] = arrays["n_questions"][rows]
+    mine = labels.iloc[low:high].reset_index(drop=True)
+    return mine[[*CELL, *slices]], value_sum, n_questions, mine["n_valid"].to_numpy(dtype=np.float64)
+
+
+def cohort_estimates(cohort, n_cases, all_labels, arrays, replicates, seed, leaf, slices, rollups):
+    """Statistics of the leaf cells (grouping `leaf`) and of every rollup grouping (name: key columns)."""
+    labels, value_sum, n_questions, n_valid = cohort_matrices(cohort, n_cases, all_labels, arrays, slices)
+    frames, memberships = [labels[CELL + slices].assign(grouping=leaf)], []
+    for name, keys in rollups.items():
+        group_id, group_keys = pd.MultiIndex.from_frame(labels[keys]).factorize()
+        membership = np.zeros((len(labels), len(group_keys)))
+        membership[np.arange(len(labels)), group_id] = 1.0
+        memberships.append(membership)
+        frames.append(pd.DataFrame(list(group_keys), columns=keys).assign(grouping=name))
+    groups = np.hstack(memberships) if memberships else None
+    stats = bootstrap.cell_statistics(value_sum, n_questions, bootstrap.weights(seed, cohort, n_cases, replicates),
+                                      groups=groups)
+    frame = pd.concat(frames, ignore_index=True).reindex(columns=["grouping", *CELL, *slices]).astype(object)
+    frame = frame.where(frame.notna(), None)          # the slice columns a rollup leaves out are NULL
+    frame["cohort"] = cohort
+    for name in STATS:
+        frame[name] = stats[name]
+    per_case = n_questions if groups is None else np.hstack([n_questions, n_questions @ groups])
+    frame["n_questions"] = per_case.sum(axis=0)
+    frame["n_cases"] = (per_case > 0).sum(axis=0)
+    frame["n_valid"] = n_valid if groups is None else np.concatenate([n_valid, n_valid @ groups])
+    frame["n_finite_replicates"] = stats["n_finite_replicates"]
+    return frame
+
+
+def estimates(session, sums: str, cases: str, replicates: int, seed: int,
+              leaf: str, slices: list[str], rollups: dict[str, list[str]]) -> pd.DataFrame:
+    """The body of a metric-estimates dbt Python model. `sums` is int_metric_case_sums and `cases`
+    int_bootstrap_cases as SQL relations: the models take them with dbt.ref, which dbt only sees in
+    the model's own file, as it does dbt.config.get."""
+    labels, arrays = per_case_sums(session, sums, cases, slices)
+    sizes = dict(session.sql(f"select cohort, max(n_cases) from {cases} group by cohort").fetchall())
+    frames = [cohort_estimates(cohort, int(sizes[cohort]), labels, arrays, replicates, seed, leaf, slices, rollups)
+              for cohort in sorted(set(labels["cohort"]))]
+
+    columns_out = ["grouping", "cohort", *CELL, *slices, *STATS, *COUNTS]
+    if frames:
+        out = pd.concat(frames, ignore_index=True)[columns_out]
+    else:
+        out = pd.DataFrame({c: pd.Series(dtype="float64" if c in STATS or c in COUNTS else "object") for c in columns_out})
+    out[COUNTS] = out[COUNTS].astype("int64")
+    if "options_type" in out:
+        out["options_type"] = out["options_type"].replace("", None)
+    out["bootstrap_replicates"] = replicates
+    out["bootstrap_seed"] = seed
+    return out

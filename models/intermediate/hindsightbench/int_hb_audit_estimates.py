@@ -1,0 +1,21 @@
+"""One row per HindsightBench model: the E1-E3 bootstrap CIs, delta and the LAP
+recall chance test of ingest/stats/hb_audit.py, with the protocol vars as config."""
+from ingest.stats.hb_audit import AuditParams, audit_estimates
+
+
+def model(dbt, session):
+    dbt.config(materialized="table")
+    # dbt hands a Python model only the config keys its code names literally
+    protocol = {
+        "hb_bootstrap_replicates": dbt.config.get("hb_bootstrap_replicates"),
+        "hb_bootstrap_seed": dbt.config.get("hb_bootstrap_seed"),
+        "hb_min_finite_replicates": dbt.config.get("hb_min_finite_replicates"),
+        "hb_hac_lags": dbt.config.get("hb_hac_lags"),
+        "hb_delta_min_n": dbt.config.get("hb_delta_min_n"),
+        "hb_delta_min_lap_variance": dbt.config.get("hb_delta_min_lap_variance"),
+        "hb_chance_alpha": dbt.config.get("hb_chance_alpha"),
+        "hb_bootstrap_draws": dbt.config.get("hb_bootstrap_draws"),
+        "bootstrap_seed": dbt.config.get("bootstrap_seed"),
+    }
+    return audit_estimates(dbt.ref("int_hb_sketch_counts").df(), dbt.ref("int_hb_dates").df(),
+                           dbt.ref("int_hb_lap_by_date").df(), AuditParams.from_vars(protocol.get))

@@ -1,0 +1,16 @@
+"""One row per metric cell at grouping `eval_target` (cohort x model x
+condition x prompt_variant x metric x visibility x eval_target), with the
+same estimator and the same bootstrap draws as int_metric_estimates
+(ingest/stats/metric_estimates.py), from its own pass over the case sums.
+"""
+from ingest.stats.metric_estimates import estimates
+
+
+def model(dbt, session):
+    dbt.config(materialized="table")
+    # runs after int_metric_estimates, never beside it: the two never hold their case matrices at once
+    dbt.ref("int_metric_estimates")
+    sums = f"({dbt.ref('int_metric_case_sums').sql_query()})"
+    cases = f"({dbt.ref('int_bootstrap_cases').sql_query()})"
+    return estimates(session, sums, cases, int(dbt.config.get("bootstrap_replicates")),
+                     int(dbt.config.get("bootstrap_seed")), leaf="eval_target", slices=["eval_target"], rollups={})

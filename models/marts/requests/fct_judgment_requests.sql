@@ -1,0 +1,64 @@
+-- One row per judgment `hindsight judge` asks for (Appendix C judge prompts): an individual
+-- judgment of every free-response answer the metrics use (each cell's newest answer), and a
+-- paired judgment of every free-response full/masked pair. The judge sees the question, the
+-- reference answer and the trap (as the paper's judge does); answering models never do.
+with questions as (
+    select * from {{ ref('dim_questions') }}
+),
+
+answers as (
+    select * from {{ ref('fct_answers') }}
+),
+
+individual as (
+    select
+        'individual' as judgment_kind,
+        answers.response_id as target_id,
+        answers.question_id,
+        answers.model,
+        answers.condition,
+        answers.prompt_variant,
+        answers.visibility,
+        answers.response_id,
+        cast(null as varchar) as full_response_id,
+        cast(null as varchar) as masked_response_id,
+        answers.answer,
+        cast(null as varchar) as full_answer,
+        cast(null as varchar) as masked_answer
+    from answers
+    where answers.format = 'free response' and answers.is_latest_in_cell
+),
+
+paired as (
+    select
+        'paired' as judgment_kind,
+        pairs.full_response_id || '|' || pairs.masked_response_id as target_id,
+        pairs.question_id,
+        pairs.model,
+        pairs.condition,
+        pairs.prompt_variant,
+        'paired' as visibility,
+        cast(null as varchar) as response_id,
+        pairs.full_response_id,
+        pairs.masked_response_id,
+        cast(null as varchar) as answer,
+        full_answers.answer as full_answer,
+        masked_answers.answer as masked_answer
+    from {{ ref('fct_answer_pairs') }} as pairs
+    inner join answers as full_answers on full_answers.response_id = pairs.full_response_id
+    inner join answers as masked_answers on masked_answers.response_id = pairs.masked_response_id
+    where pairs.format = 'free response'
+),
+
+final as (
+    select
+        {{ surrogate_key(['requests.judgment_kind', 'requests.target_id']) }} as judgment_request_id,
+        requests.*,
+        questions.question,
+        questions.correct_answer as reference_answer,
+        questions.hindsight_trap
+    from (select * from individual union all select * from paired) as requests
+    inner join questions using (question_id)
+)
+
+select * from final
