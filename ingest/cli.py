@@ -106,6 +106,20 @@ def load_responses_command(file: Path) -> None:
     _report_jsonl(result, "responses")
 
 
+@load.command("judgments")
+@click.argument("file", type=click.Path(path_type=Path))
+def load_judgments_command(file: Path) -> None:
+    """Load free-response judgments made elsewhere (JSONL; another judge pipeline or people)."""
+    from ingest.load.judgments import load_judgments
+
+    try:
+        with connect() as con:
+            result = load_judgments(con, file)
+    except InputError as error:
+        _fail(error)
+    _report_jsonl(result, "judgments")
+
+
 def _run_options(function):
     for option in reversed([
         click.option("--model", "model", required=True,

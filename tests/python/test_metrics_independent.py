@@ -124,23 +124,45 @@ def unseen(tmp_path_factory):
                "prompt_variant": "warning", "answer": messy_answer(rng, q), "evidence": ""}
               for q in questions for vis in ("full", "masked")]
     hindsight(db, "load", "responses", write_jsonl(db.parent / "r.jsonl", replay))
+    # judgments: sim:hindsight@0.4's written as `hindsight judge` writes them, sim:noise@0.3's loaded
+    # from a file as another pipeline's (`hindsight load judgments`); the marts must treat both alike
+    hindsight(db, "build", "--exclude", "resource_type:test", "resource_type:unit_test")
+    external = []
     with duckdb.connect(str(db)) as con:
         responses = con.execute("select response_id, question_id, model, condition, visibility, prompt_variant, answer "
                                 "from raw.responses").fetchall()
         by_id = {q["question_id"]: q for q in questions}
         judged_at = datetime(2026, 1, 1)
-        individual = [(f"j{i}", "individual", rid, None, None, "judge:test", rng.choice([0, 0.5, 1]), rng.choice([0, 0.5, 1]),
-                       None, None, None, None, None, None, None, judged_at)
-                      for i, (rid, qid, *_rest) in enumerate(responses) if by_id[qid]["format"] == "free response" and rng.random() < 0.8]
+        individual = []
+        for i, (rid, qid, model, condition, visibility, variant, _answer) in enumerate(responses):
+            if by_id[qid]["format"] != "free response" or rng.random() >= 0.8:
+                continue
+            acc, htr = rng.choice([0, 0.5, 1]), rng.choice([0, 0.5, 1])
+            if model == "sim:noise@0.3":
+                external.append({"kind": "individual", "question_id": qid, "model": model, "condition": condition,
+                                 "visibility": visibility, "prompt_variant": variant, "judge": "people:panel-1",
+                                 "accuracy_score": acc, "htr_score": htr})
+            else:
+                individual.append((f"j{i}", "individual", rid, None, None, "judge:test", acc, htr,
+                                   None, None, None, None, None, None, None, judged_at))
         con.executemany("insert into raw.judgments values (" + ", ".join("?" * 16) + ")", individual)
         cells = {(qid, m, c, v, p): rid for rid, qid, m, c, v, p, _ in responses}
         paired = []
         for (qid, m, c, v, p), rid in cells.items():
             if v == "full" and c != "0" and by_id[qid]["format"] == "free response" and (qid, m, c, "masked", p) in cells:
-                paired.append((f"p{len(paired)}", "paired", None, rid, cells[(qid, m, c, "masked", p)], "judge:test", None, None,
-                               rng.random() < 0.5, rng.choice([0, 0.5, 1]), rng.choice([0, 0.5, 1]), rng.choice([0, 0.5, 1]),
-                               rng.choice([0, 0.5, 1]), rng.choice([0, 0.5, 1]), None, judged_at))
+                equal, scores = rng.random() < 0.5, [rng.choice([0, 0.5, 1]) for _ in range(5)]
+                if m == "sim:noise@0.3":
+                    external.append({"kind": "paired", "question_id": qid, "model": m, "condition": c, "prompt_variant": p,
+                                     "judge": "people:panel-1", "full_equals_masked": equal,
+                                     **dict(zip(["full_accuracy_score", "masked_accuracy_score", "full_htr_score",
+                                                 "masked_htr_score", "hbr_score"], scores))})
+                else:
+                    paired.append((f"p{len(paired)}", "paired", None, rid, cells[(qid, m, c, "masked", p)], "judge:test",
+                                   None, None, equal, *scores, None, judged_at))
         con.executemany("insert into raw.judgments values (" + ", ".join("?" * 16) + ")", paired)
+    assert external and individual and paired
+    loaded = hindsight(db, "load", "judgments", write_jsonl(db.parent / "judgments.jsonl", external)).stdout
+    assert f"{len(external)} judgments added" in loaded
     hindsight(db, "build")
     assert_dbt_passed(db)
     return db, by_id
@@ -167,18 +189,25 @@ def reference_values(db, questions):
             continue
         q = questions[qid]
         mid, acc_m, htr_m, key_m = scored[(qid, model, condition, "masked", variant)]
-        air, hbr = float(key_f != key_m), None
+        # §3.7.2 from the paper's equations: a free-response pair takes its four scores and
+        # "answers equal" from the paired judgment (a judge returns all of them whatever the target)
+        air = float(key_f != key_m)
         if q["format"] == "free response":
             judged = paired.get((rid, mid))
-            air = None if judged is None else float(not judged[0])
+            air = None if judged is None else 1.0 - float(judged[0])
             if judged is not None:
-                acc_f, acc_m, htr_f, htr_m = (judged[1] if judged[1] is not None else acc_f, judged[2] if judged[2] is not None else acc_m,
-                                              judged[3] if judged[3] is not None else htr_f, judged[4] if judged[4] is not None else htr_m)
-            hbr = judged[5] if judged is not None and q["eval_target"] == "both" else None
-        elif q["eval_target"] == "both" and acc_m is not None and htr_f is not None:
-            hbr = htr_f if acc_m == 1 else 0.0
-        pair = {"delta_acc": None if acc_m is None or acc_f is None else acc_m - acc_f,
-                "delta_htr": None if htr_m is None or htr_f is None else htr_f - htr_m, "air": air, "hbr": hbr}
+                acc_f, acc_m, htr_f, htr_m = (judged[1] if judged[1] is not None else acc_f,
+                                              judged[2] if judged[2] is not None else acc_m,
+                                              judged[3] if judged[3] is not None else htr_f,
+                                              judged[4] if judged[4] is not None else htr_m)
+        # ... and a metric counts only the questions whose eval target defines it: Acc and dAcc over
+        # accuracy and both, HTR and dHTR over hindsight_bias and both, HBR (eq. 6) over both only
+        uses_acc, uses_htr = q["eval_target"] in ("accuracy", "both"), q["eval_target"] in ("hindsight_bias", "both")
+        pair = {"delta_acc": acc_m - acc_f if uses_acc and None not in (acc_m, acc_f) else None,
+                "delta_htr": htr_f - htr_m if uses_htr and None not in (htr_f, htr_m) else None,
+                "air": air,
+                "hbr": (1.0 if acc_m == 1 else 0.0) * htr_f
+                       if q["eval_target"] == "both" and None not in (acc_m, htr_f) else None}
         for metric, value in pair.items():
             if value is not None:
                 values.append((model, condition, variant, metric, "paired", q, value))

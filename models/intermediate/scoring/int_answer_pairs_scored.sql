@@ -1,9 +1,12 @@
 -- One row per question x model x condition x prompt_variant of a paired
 -- condition (1.x, 2.x, 3.x) whose full and masked answers both exist (the
--- newest of each cell): paper §3.7.2. dAcc = Acc(masked) - Acc(full);
--- dHTR = HTR(full) - HTR(masked); AIR = 1[answers differ]; HBR (both
--- questions only) = 1[Acc(masked) = 1] * HTR(full). Free-response pairs take
--- the paired judge's scores, full_equals_masked and hbr_score.
+-- newest of each cell): paper §3.7.2. dAcc = Acc(masked) - Acc(full) over
+-- accuracy and both questions; dHTR = HTR(full) - HTR(masked) over
+-- hindsight_bias and both questions; AIR = 1[answers differ] over all; HBR
+-- (eq. 6, both questions only) = 1[Acc(masked) = 1] * HTR(full). Free-response
+-- pairs take the four scores and full_equals_masked from the paired judgment
+-- (a judge returns every score whatever the eval target; the ones the target
+-- does not use are ignored); the judge's own hbr_score is kept beside HBR.
 with answers as (
     select * from {{ ref('int_answers_scored') }}
     where is_latest_in_cell and condition <> '0'
@@ -59,18 +62,30 @@ pairs as (
     where full_answer.visibility = 'full'
 ),
 
+targeted as (
+    -- the scores a question's eval target defines (§3.7): Acc for accuracy and both, HTR for
+    -- hindsight_bias and both
+    select
+        * replace (
+            case when eval_target in ('accuracy', 'both') then acc_full end as acc_full,
+            case when eval_target in ('accuracy', 'both') then acc_masked end as acc_masked,
+            case when eval_target in ('hindsight_bias', 'both') then htr_full end as htr_full,
+            case when eval_target in ('hindsight_bias', 'both') then htr_masked end as htr_masked
+        )
+    from pairs
+),
+
 final as (
     select
-        * exclude (judge_hbr_score),
+        *,
         acc_masked - acc_full as delta_acc,
         htr_full - htr_masked as delta_htr,
         case
-            when eval_target <> 'both' then null
-            when format = 'free response' then judge_hbr_score
-            when acc_masked is null or htr_full is null then null
-            else case when acc_masked = 1 then htr_full else 0.0 end
+            when eval_target <> 'both' or acc_masked is null or htr_full is null then null
+            when acc_masked = 1 then htr_full
+            else 0.0
         end as hbr
-    from pairs
+    from targeted
 )
 
 select * from final

@@ -28,7 +28,8 @@ final as (
         cast(delta_htr as double) as delta_htr,
         cast(air as double) as air,
         cast(hbr as double) as hbr,
-        paired_judge_model
+        paired_judge_model,
+        cast(judge_hbr_score as double) as judge_hbr_score
     from pairs
 )
 
