@@ -4,6 +4,7 @@ the gate named), and a drift check against a frozen bench_rows.csv."""
 from __future__ import annotations
 
 import csv
+import math
 from pathlib import Path
 
 from ingest.config import protocol_var
@@ -52,25 +53,33 @@ def cells(row: dict) -> dict[str, str]:
         return f"{_number(row[f'{key}_est'])} [{_number(row[f'{key}_lo'])}, {_number(row[f'{key}_hi'])}]"
 
     p1 = row["p1_model_relative"] if row["p1_mode"] == "model_relative" else row["p1_calendar"]
-    delta = "—ᵍ (" + (row["delta_gate"] or "undefined") + ")" if row["delta"] is None else _number(row["delta"])
-    if row["delta"] is not None and row["delta_rank_deficient"]:
-        delta += "ʳ"
+    p1_cell = "—ᵏ (sample parity)" if not row["p1_parity"] else f"{_number(p1)} ({row['p1_mode']})"
+    # delta needs a LAP signal: a model whose LAP recall is at chance has none (the release marks it
+    # invalid); where delta's own rules fail it is NULL and the failed rule is named
+    if row["lap_at_chance"]:
+        delta = "—ᵍ (LAP at chance)"
+    elif row["delta"] is None:
+        delta = "—ᵍ (" + (row["delta_gate"] or "undefined") + ")"
+    else:
+        delta = _number(row["delta"]) + ("ʳ" if row["delta_rank_deficient"] else "")
+    delta_t = _share(row["delta_t"]) if delta[0] != "—" else "—"
     return {
         "model": row["display"] or row["model_key"],
         "gen": "—" if row["generation"] is None else str(int(row["generation"])),
         "E1 [95% CI]": interval("e1"), "E2 [95% CI]": interval("e2"), "E3 [95% CI]": interval("e3"),
-        "P1": f"{_number(p1)} ({row['p1_mode']})",
+        "P1": p1_cell,
         "LAP pre / post": f"{_share(row['lap_pre'])} / {_share(row['lap_post'])}",
         "recall hit": _share(row["recall_hit_rate"]),
         "cutoff": "—ᵍ (LAP at chance)" if bool(row["lap_at_chance"]) else (row["empirical_cutoff"] or "—"),
         "REC pre": "—ⁿ" if row["rec_pre_year"] is None else f"{row['rec_pre_year']:.2f}",
         "REC post": "—ⁿ" if row["rec_post_year"] is None else f"{row['rec_post_year']:.2f}",
-        "δ": delta, "δ t": _share(row["delta_t"]), "VALID": _share(row["valid_sketch_rate"], ".1%"),
+        "δ": delta, "δ t": delta_t, "VALID": _share(row["valid_sketch_rate"], ".1%"),
     }
 
 
 MARKDOWN_COLUMNS = ["model", "E2 [95% CI]", "E3 [95% CI]", "P1", "LAP pre / post", "cutoff", "REC pre", "δ", "VALID"]
-FOOTNOTE = ("—ᵍ gated (chance test or δ gates), —ᵏ unidentified under the sample-parity gate, "
+FOOTNOTE = ("—ᵍ gated (LAP recall at chance, or δ's own rules: n, lowvar), —ᵏ unidentified under the sample-parity "
+            "gate (E1-E3: both sides cover the full windows; P1: D and M cover every post date), "
             f"—ⁿ fewer than {protocol_var('hb_rec_min_n')} parsed REC estimates, "
             "ʳ δ from a rank-deficient design (pseudo-inverse value, not identified)")
 
@@ -82,6 +91,15 @@ def markdown(rows_: list[dict]) -> str:
         lines.append("| " + " | ".join(shown[c] for c in MARKDOWN_COLUMNS) + " |")
     lines += ["", FOOTNOTE + "; E1, the gate outcomes and every ungated value are in the CSV and in agg_hb_audit_rows."]
     return "\n".join(lines)
+
+
+def _undefined(value) -> bool:
+    """An undefined value: NULL in the mart; an empty cell or `nan` in a frozen CSV."""
+    if value is None:
+        return True
+    if isinstance(value, float):
+        return math.isnan(value)
+    return isinstance(value, str) and value.strip().lower() in ("", "nan", "none", "null")
 
 
 def check(rows_: list[dict], frozen: Path, strict: bool = False) -> tuple[list[str], bool]:
@@ -97,12 +115,13 @@ def check(rows_: list[dict], frozen: Path, strict: bool = False) -> tuple[list[s
             if column not in published[key]:
                 continue
             expected, actual = published[key][column], ours[key][column]
-            if expected == "" and actual is None:
-                continue
-            try:
-                same = actual is not None and abs(float(expected) - float(actual)) <= TOLERANCE
-            except ValueError:
-                same = str(actual) == expected
+            if _undefined(expected) or _undefined(actual):
+                same = _undefined(expected) and _undefined(actual)
+            else:
+                try:
+                    same = abs(float(expected) - float(actual)) <= TOLERANCE
+                except ValueError:
+                    same = str(actual) == expected
             if not same:
                 failed = True
                 messages.append(f"drift: {key}.{column}: frozen {expected or '(empty)'}, now {_text(actual) or '(empty)'}")

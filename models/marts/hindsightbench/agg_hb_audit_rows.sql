@@ -45,6 +45,13 @@ post_shares as (
     where shares.arm in ('D', 'M') and shares.decision_date >= '{{ var("hb_post_split_month") }}'
 ),
 
+post_dates as (
+    -- the POST decision dates the placebo contrast covers (17 with the release's vars)
+    select count(*) as n_dates
+    from {{ ref('int_hb_dates') }}
+    where period = 'post' and decision_date >= '{{ var("hb_post_split_month") }}'
+),
+
 post_coverage as (
     select model_key,
         count(distinct decision_date) filter (where arm = 'D' and n_sketches > 0) as d_dates,
@@ -103,12 +110,13 @@ final as (
         p1.p1_calendar,
         case when not coalesce(estimates.lap_at_chance, false) and lap_summary.empirical_cutoff >= '{{ var("hb_post_split_month") }}'
             then p1.p1_after_cutoff end as p1_model_relative,
-        rec.rec_pre_year, cast(rec.rec_pre_n as integer) as rec_pre_n,
-        rec.rec_post_year, cast(rec.rec_post_n as integer) as rec_post_n,
+        -- counts are 0, never NULL, where nothing was parsed (as the release writes them)
+        rec.rec_pre_year, cast(coalesce(rec.rec_pre_n, 0) as integer) as rec_pre_n,
+        rec.rec_post_year, cast(coalesce(rec.rec_post_n, 0) as integer) as rec_post_n,
         lap_summary.lap_pre, lap_summary.lap_post, lap_summary.empirical_cutoff,
         cast(estimates.recall_hits as double) / nullif(estimates.recall_n, 0) as recall_hit_rate,
-        cast(estimates.recall_n as integer) as recall_n,
-        estimates.delta, estimates.delta_t, cast(estimates.delta_n as integer) as delta_n,
+        cast(coalesce(estimates.recall_n, 0) as integer) as recall_n,
+        estimates.delta, estimates.delta_t, cast(coalesce(estimates.delta_n, 0) as integer) as delta_n,
         cells.valid_sketch_rate,
         cast(cells.cells as integer) as cells,
         -- computed gates, beside the published flags
@@ -118,8 +126,8 @@ final as (
         estimates.delta_gate,
         estimates.delta_rank_deficient,
         estimates.delta_lap_variance,
-        rec.rec_pre_n < 10 as rec_pre_n_gate,
-        rec.rec_post_n < 10 as rec_post_n_gate,
+        coalesce(rec.rec_pre_n, 0) < {{ var('hb_rec_min_n') }} as rec_pre_n_gate,
+        coalesce(rec.rec_post_n, 0) < {{ var('hb_rec_min_n') }} as rec_post_n_gate,
         cast(estimates.e1_finite_replicates as integer) as e1_finite_replicates,
         cast(estimates.e2_finite_replicates as integer) as e2_finite_replicates,
         cast(estimates.e3_finite_replicates as integer) as e3_finite_replicates,
@@ -127,21 +135,21 @@ final as (
         coalesce(gaps.e1_parity, false) as e1_parity,
         coalesce(gaps.e2_parity, false) as e2_parity,
         coalesce(gaps.e3_parity, false) as e3_parity,
-        coalesce(post_coverage.d_dates = 17 and post_coverage.m_dates = 17, false) as p1_parity,
+        coalesce(post_coverage.d_dates = post_dates.n_dates and post_coverage.m_dates = post_dates.n_dates, false) as p1_parity,
         concat_ws('; ',
             case when gaps.e2_est is null then 'e2: a crisis or calm window has no D or M sketch' end,
             case when not coalesce(gaps.e1_parity, false) then 'e1: R and D (shared replicates) do not both cover the full windows' end,
             case when not coalesce(gaps.e2_parity, false) then 'e2: D and M do not both cover the full windows (parity gate)' end,
             case when not coalesce(gaps.e3_parity, false) then 'e3: true- and fake-date W keyings do not both cover the full windows' end,
-            case when not coalesce(post_coverage.d_dates = 17 and post_coverage.m_dates = 17, false)
-                 then 'p1: D and M do not both cover the 17 post dates' end,
+            case when not coalesce(post_coverage.d_dates = post_dates.n_dates and post_coverage.m_dates = post_dates.n_dates, false)
+                 then 'p1: D and M do not both cover the ' || post_dates.n_dates || ' post dates' end,
             case when gaps.e3_est is null then 'e3: a window has no W sketch' end,
-            case when estimates.e2_lo is null and gaps.e2_est is not null then 'e2 CI: fewer than 5,000 finite replicates' end,
-            case when estimates.delta is null then 'delta: ' || coalesce(case estimates.delta_gate when 'n' then 'n <= 30'
-                 when 'lowvar' then 'population variance of LAP <= 1e-4' end, 'no usable dates') end,
+            case when estimates.e2_lo is null and gaps.e2_est is not null then 'e2 CI: fewer than {{ var("hb_min_finite_replicates") }} finite replicates' end,
+            case when estimates.delta is null then 'delta: ' || coalesce(case estimates.delta_gate when 'n' then 'n <= {{ var("hb_delta_min_n") }}'
+                 when 'lowvar' then 'population variance of LAP <= {{ var("hb_delta_min_lap_variance") }}' end, 'no usable dates') end,
             case when estimates.delta_rank_deficient then 'delta: design matrix rank-deficient (pseudo-inverse value)' end,
-            case when rec.rec_pre_year is null then 'rec_pre: fewer than 10 parsed estimates' end,
-            case when rec.rec_post_year is null then 'rec_post: fewer than 10 parsed estimates' end,
+            case when rec.rec_pre_year is null then 'rec_pre: fewer than {{ var("hb_rec_min_n") }} parsed estimates' end,
+            case when rec.rec_post_year is null then 'rec_post: fewer than {{ var("hb_rec_min_n") }} parsed estimates' end,
             case when lap_summary.empirical_cutoff is null then 'cutoff: no date with LAP above {{ var("hb_lap_threshold") }}' end,
             case when lap_summary.empirical_cutoff < '{{ var("hb_post_split_month") }}' or coalesce(estimates.lap_at_chance, false)
                  then 'p1_model_relative: at chance or cutoff before {{ var("hb_post_split_month") }}' end
@@ -154,6 +162,7 @@ final as (
     left join rec on rec.model_key = cells.model_key
     left join post_coverage on post_coverage.model_key = cells.model_key
     left join registry on registry.model_key = cells.model_key
+    cross join post_dates
 )
 
 select * from final
