@@ -15,7 +15,18 @@ def _fail(error: InputError) -> None:
     sys.exit(2)
 
 
-@click.group()
+class _Group(click.Group):
+    """Any InputError a command lets through (a warehouse held by another process, say) ends in one
+    line with the fix, exit 2, never a traceback."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except InputError as error:
+            _fail(error)
+
+
+@click.group(cls=_Group)
 def main() -> None:
     """Hindsight-bias evaluation warehouse (DuckDB + dbt).
 

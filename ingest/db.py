@@ -6,6 +6,8 @@ warehouse briefly, does its work in one transaction and closes it again.
 from __future__ import annotations
 
 import os
+import re
+import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -239,13 +241,47 @@ def warehouse_path() -> Path:
     return PROJECT_DIR / "warehouse.duckdb"
 
 
+LOCK_WAIT_ENV = "HINDSIGHT_LOCK_WAIT"
+LOCK_WAIT_DEFAULT = 10.0
+HOLDER = re.compile(r"held in (?P<program>.+?) \(PID (?P<pid>\d+)\)")
+
+
+def lock_wait() -> float:
+    """Seconds to wait for another process to release the warehouse ($HINDSIGHT_LOCK_WAIT, default 10)."""
+    value = os.environ.get(LOCK_WAIT_ENV, "")
+    try:
+        return max(0.0, float(value)) if value.strip() else LOCK_WAIT_DEFAULT
+    except ValueError:
+        raise InputError(LOCK_WAIT_ENV, f"{value!r} is not a number of seconds", f"set {LOCK_WAIT_ENV}=30, for example") from None
+
+
+def open_warehouse(path: Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """duckdb.connect, waiting up to lock_wait() seconds while another process holds the file (DuckDB
+    allows one writer, and no reader beside a writer); then one clear error naming the holder."""
+    deadline = time.monotonic() + lock_wait()
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except duckdb.IOException as error:
+            if "lock" not in str(error).lower():
+                raise
+            if time.monotonic() >= deadline:
+                found = HOLDER.search(str(error))
+                holder = f"{found['program']}, PID {found['pid']}" if found else "another process"
+                raise InputError(path, f"the warehouse is in use by another process ({holder})",
+                                 f"close that program (a BI tool, a notebook, another hindsight command) or wait for it; "
+                                 f"{LOCK_WAIT_ENV}=SECONDS waits longer (now {lock_wait():g}); to read the marts "
+                                 "while a build runs, query a snapshot (hindsight export, or a copy of the file)") from None
+            time.sleep(0.2)
+
+
 @contextmanager
 def connect(path: Path | None = None, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
     path = path or warehouse_path()
     if read_only and not path.exists():
         raise FileNotFoundError(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(str(path), read_only=read_only)
+    con = open_warehouse(path, read_only=read_only)
     try:
         if not read_only:
             con.execute(RAW_DDL)

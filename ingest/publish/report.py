@@ -17,7 +17,7 @@ import duckdb
 import jinja2
 import pandas as pd
 
-from ingest.db import PROJECT_DIR
+from ingest.db import PROJECT_DIR, open_warehouse
 from ingest.errors import InputError
 from ingest.publish import figures, leaderboard
 from ingest.publish.marts import public_marts
@@ -328,7 +328,7 @@ def write_report(db: Path, out: Path) -> Path:
     """Render the report of the warehouse `db` into `out`; returns the path of index.html."""
     if not Path(db).exists():
         raise InputError(db, "warehouse file not found", "run `hindsight demo` or load data and `hindsight build`")
-    con = duckdb.connect(str(db), read_only=True)
+    con = open_warehouse(db, read_only=True)
     try:
         present = {r[0] for r in con.execute(
             "select table_name from information_schema.tables where table_schema = 'main'").fetchall()}

@@ -1,0 +1,48 @@
+"""A warehouse held by another process (a BI tool, a notebook, a second command): every command
+waits HINDSIGHT_LOCK_WAIT seconds for it, then says who holds it and what to do, in one line."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import hindsight, new_warehouse, scalar
+
+
+@pytest.fixture
+def held(tmp_path):
+    """A warehouse another process keeps open for writing, and a way to let it go."""
+    db = new_warehouse(tmp_path)
+    hindsight(db, "status", in_process=True)               # creates the raw tables
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); "
+                               "print('open', flush=True); sys.stdin.read()", str(db)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "open"
+    yield db, holder
+    if holder.poll() is None:
+        holder.stdin.close()
+        holder.wait(timeout=10)
+
+
+@pytest.mark.parametrize("command", [["status"], ["build"], ["query", "select 1"], ["report", "--out", "r"],
+                                     ["load", "responses", "missing.jsonl"]])
+def test_a_held_warehouse_is_one_clear_line_naming_the_holder_and_the_fix(held, command):
+    db, holder = held
+    started = time.monotonic()
+    done = hindsight(db, *command, expect=2, env={"HINDSIGHT_LOCK_WAIT": "0.5"})
+    assert time.monotonic() - started < 30
+    assert "Traceback" not in done.output and "IOException" not in done.output
+    assert "in use by another process (" in done.stderr and f"PID {holder.pid}" in done.stderr
+    assert "Fix: close that program" in done.stderr and "HINDSIGHT_LOCK_WAIT" in done.stderr
+
+
+def test_a_command_waits_for_the_lock_and_then_runs(held):
+    db, holder = held
+    started = time.monotonic()
+    releaser = subprocess.Popen(["sh", "-c", f"sleep 1.5; kill {holder.pid}"])
+    done = hindsight(db, "status", env={"HINDSIGHT_LOCK_WAIT": "30"})
+    releaser.wait()
+    assert time.monotonic() - started >= 1.0 and "warehouse:" in done.stdout
+    assert scalar(db, "select count(*) from raw.loads") == 0
