@@ -34,3 +34,13 @@
 {% macro duckdb__tts_lines_agg(event, hours, order_by) -%}
     coalesce(string_agg({{ event }} || ' | ' || {{ hours_text(hours) }}, chr(10) order by {{ order_by }}), '')
 {%- endmacro %}
+
+{# Event text compared by meaning, not by typing: lowercase, every run of characters that are not
+   letters or digits one space, trimmed ("Admitted to ICU." = "admitted  to icu"). #}
+{% macro normalised_event_text(column) -%}
+    {{ return(adapter.dispatch('normalised_event_text')(column)) }}
+{%- endmacro %}
+
+{% macro duckdb__normalised_event_text(column) -%}
+    trim(regexp_replace(lower({{ column }}), '[^[:alnum:]]+', ' ', 'g'))
+{%- endmacro %}

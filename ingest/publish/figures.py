@@ -40,10 +40,16 @@ def save(figure, path: Path) -> None:
     plt.close(figure)
 
 
+# the metrics whose 95% CI is read against 0 (dim_metrics): HTR and the paired metrics; † marks them
+TESTED_AGAINST_ZERO = {"htr", "delta_acc", "delta_htr", "air", "hbr"}
+
+
 def _interval_panel(ax, cells: pd.DataFrame, series: list[tuple[str, dict]], conditions: list[str],
-                    title: str, zero_line: bool, unit_range: bool) -> None:
-    """Points with 95% CI bars per condition, one dodged series per (label, filter)."""
+                    title: str, zero_line: bool, unit_range: bool, metric: str | None = None) -> None:
+    """Points with 95% CI bars per condition, one dodged series per (label, filter). The y-range is the
+    panel's own and covers every point and interval (with room for the † marks)."""
     width = 0.8 / max(len(series), 1)
+    lows, highs, marked = [], [], False
     for index, (label, where) in enumerate(series):
         rows = cells
         for column, value in where.items():
@@ -59,31 +65,39 @@ def _interval_panel(ax, cells: pd.DataFrame, series: list[tuple[str, dict]], con
             y.append(row["estimate"])
             low.append(row["estimate"] - row["ci_low"] if pd.notna(row["ci_low"]) else 0.0)
             high.append(row["ci_high"] - row["estimate"] if pd.notna(row["ci_high"]) else 0.0)
-            stars.append(bool(row.get("significant", False)) and zero_line)
+            stars.append(bool(row.get("significant", False)) and (metric or "") in TESTED_AGAINST_ZERO)
         if not x:
             continue
+        low, high = np.maximum(low, 0), np.maximum(high, 0)
+        lows.append(np.min(np.asarray(y) - low))
+        highs.append(np.max(np.asarray(y) + high))
         color, marker = PALETTE[index % len(PALETTE)], MARKERS[index % len(MARKERS)]
-        ax.errorbar(x, y, yerr=[np.maximum(low, 0), np.maximum(high, 0)], fmt=marker, color=color,
-                    markersize=4, capsize=2, linewidth=1, label=label)
+        ax.errorbar(x, y, yerr=[low, high], fmt=marker, color=color, markersize=4, capsize=2, linewidth=1, label=label)
         for px, py, ph, star in zip(x, y, high, stars):
             if star:
+                marked = True
                 ax.annotate("†", (px, py + ph), ha="center", va="bottom", fontsize=8, color=color)
     ax.set_xticks(range(len(conditions)), [condition_label(c) for c in conditions])
     ax.set_xlim(-0.6, len(conditions) - 0.4)
     ax.ticklabel_format(axis="y", useOffset=False, style="plain")
     if zero_line:
         ax.axhline(0, color="#999999", linewidth=0.7, zorder=0)
-        low, high = ax.get_ylim()
-        ax.set_ylim(min(low, -0.1), max(high, 0.1))     # an all-zero panel reads as zero, not as 1e-17 noise
-    if unit_range:
-        ax.set_ylim(-0.05, 1.05)
+    # an all-zero paired panel reads as zero, not as 1e-17 noise; a share panel spans at least [0, 1]
+    floor, ceiling = (-0.05, 1.05) if unit_range else (-0.1, 0.1)
+    bottom, top = min([floor, *lows]), max([ceiling, *highs])
+    pad = 0.06 * (top - bottom)
+    if bottom < floor:
+        bottom -= pad
+    if top > ceiling or marked:
+        top += pad * (2.5 if marked else 1)        # room for the † above the highest bar
+    ax.set_ylim(bottom, top)
     ax.set_title(title)
     ax.grid(axis="y", color="#eeeeee", linewidth=0.6)
 
 
 def _grid(rows: int, columns: int, width: float = 3.6, height: float = 2.6):
-    figure, axes = plt.subplots(rows, columns, figsize=(width * columns + 1.6, height * rows + 0.6),
-                                squeeze=False, sharey="row")
+    # no shared y: each panel sets a range that covers its own points and intervals
+    figure, axes = plt.subplots(rows, columns, figsize=(width * columns + 1.6, height * rows + 0.6), squeeze=False)
     return figure, axes
 
 
@@ -107,7 +121,7 @@ def _finish(figure, axes, title: str, note: str) -> None:
 
 
 NOTE = ("Points: estimates; bars: 95% case-clustered bootstrap CIs. * strict masking condition (2.x, 3.x). "
-        "† the CI excludes 0.")
+        "† the CI excludes 0 (HTR and the paired metrics).")
 
 
 def individual_metrics(cells: pd.DataFrame, cohorts: list[str], title: str,
@@ -118,22 +132,23 @@ def individual_metrics(cells: pd.DataFrame, cohorts: list[str], title: str,
         mine = cells[cells["cohort"] == cohort]
         for column, metric in enumerate(["acc", "htr"]):
             _interval_panel(axes[row, column], mine[mine["metric"] == metric], series, CONDITIONS,
-                            f"{cohort} - {LABELS[metric]}", zero_line=False, unit_range=True)
+                            f"{cohort} - {LABELS[metric]}", zero_line=False, unit_range=True, metric=metric)
             axes[row, column].set_xlabel("input condition")
     _finish(figure, axes, title, "Points: estimates; bars: 95% case-clustered bootstrap CIs. * strict masking "
-                          "condition (2.x, 3.x); condition 0 is unpaired (full information only).")
+                          "condition (2.x, 3.x); condition 0 is unpaired (full information only). "
+                          "† the CI of HTR excludes 0.")
     return figure
 
 
 def paired_metrics(cells: pd.DataFrame, cohorts: list[str], title: str,
                    series: list[tuple[str, dict]]) -> plt.Figure:
-    """Figure 4 / F.2: ΔHTR, AIR and HBR per paired condition."""
-    figure, axes = _grid(len(cohorts), 3)
+    """Figure 4 / F.2: ΔAcc, ΔHTR, AIR and HBR per paired condition."""
+    figure, axes = _grid(len(cohorts), 4)
     for row, cohort in enumerate(cohorts):
         mine = cells[(cells["cohort"] == cohort) & (cells["visibility"] == "paired")]
-        for column, metric in enumerate(["delta_htr", "air", "hbr"]):
+        for column, metric in enumerate(["delta_acc", "delta_htr", "air", "hbr"]):
             _interval_panel(axes[row, column], mine[mine["metric"] == metric], series, CONDITIONS[1:],
-                            f"{cohort} - {LABELS[metric]}", zero_line=True, unit_range=False)
+                            f"{cohort} - {LABELS[metric]}", zero_line=True, unit_range=False, metric=metric)
             axes[row, column].set_xlabel("paired condition")
     _finish(figure, axes, title, NOTE)
     return figure
@@ -151,7 +166,7 @@ def cross_model(cells: pd.DataFrame, cohorts: list[str], models: list[str], metr
             paired = visibility == "paired"
             _interval_panel(axes[row, column], mine, [(m, {"model": m}) for m in models], conditions,
                             f"{cohort} - {LABELS[metric]}" + ("" if paired else f", {visibility}"),
-                            zero_line=paired, unit_range=not paired)
+                            zero_line=paired, unit_range=not paired, metric=metric)
     _finish(figure, axes, title, NOTE)
     return figure
 
@@ -167,7 +182,7 @@ def sliced(cells: pd.DataFrame, models: list[str], metric_columns: list[tuple[st
             _interval_panel(axes[row, column], mine, [(s, {"slice": s}) for s in slices],
                             CONDITIONS[1:] if paired or visibility == "masked" else CONDITIONS,
                             f"{model} - {LABELS[metric]}" + ("" if paired else f", {visibility}"),
-                            zero_line=paired, unit_range=not paired)
+                            zero_line=paired, unit_range=not paired, metric=metric)
     _finish(figure, axes, title, NOTE)
     return figure
 

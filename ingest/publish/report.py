@@ -85,11 +85,14 @@ class Report:
         return Block(kind, title, analyses, figure=file_name, alt=alt, caption=caption)
 
     def figure_or_note(self, kind: str, title: str, analysis: str, draw, alt: str, empty: str,
-                       caption=None) -> Block:
-        """The figure `draw` makes of the analysis's rows, or a note saying why there is none."""
+                       caption=None, nothing=None) -> Block:
+        """The figure `draw` makes of the analysis's rows, or a line saying why there is none: no rows
+        (`empty`), or rows with nothing to draw (`nothing`: (test of the rows, the line)), never empty axes."""
         rows = self.rows(analysis)
         if rows.empty:
             return Block(kind, title, [analysis], caption=empty)
+        if nothing and nothing[0](rows):
+            return Block(kind, title, [analysis], caption=nothing[1])
         return self.figure(kind, title, [analysis], draw(rows), alt, caption(rows) if caption else "")
 
 
@@ -163,7 +166,7 @@ def per_model_section(report: Report, standard: pd.DataFrame) -> Section:
             figures.individual_metrics(mine, cohorts, f"{model}: Acc and HTR per input condition", VISIBILITY_SERIES),
             f"Accuracy and hindsight trap rate of {model} per condition, full and masked, with 95% CIs"))
         section.blocks.append(report.figure(
-            "figure-4", f"Figure 4 — {model}: ΔHTR, AIR and HBR per paired condition", ["report_metrics"],
+            "figure-4", f"Figure 4 — {model}: ΔAcc, ΔHTR, AIR and HBR per paired condition", ["report_metrics"],
             figures.paired_metrics(mine, cohorts, f"{model}: hindsight-bias metrics per paired condition",
                                    [("paired", {"visibility": "paired"})]),
             f"Paired hindsight-bias metrics of {model} with 95% CIs"))
@@ -254,7 +257,9 @@ def quality_section(report: Report) -> Section:
     section.blocks.append(report.figure_or_note(
         "invalid-answers", "Answers that did not parse", "report_invalid_answers", figures.invalid_answer_bars,
         "Share of invalid answers per cohort, model and format", "No answers stored yet.",
-        caption=lambda rows: f"{int(rows['n_invalid'].sum())} of {int(rows['n_answers'].sum())} answers invalid."))
+        caption=lambda rows: f"{int(rows['n_invalid'].sum())} of {int(rows['n_answers'].sum())} answers invalid.",
+        nothing=(lambda rows: rows["n_invalid"].sum() == 0,
+                 "No invalid answers: every stored answer parsed against its question's format.")))
     missing = report.rows("report_missing_pairs")
     incomplete = missing[missing["n_paired"] < missing["n_expected"]]
     expected, paired = int(missing["n_expected"].sum()), int(missing["n_paired"].sum())
@@ -280,7 +285,7 @@ def _leaderboard_table(board: pd.DataFrame) -> str:
     """The leaderboard's own cells (ingest/publish/leaderboard.py), with the report's extra columns."""
     rows = board.astype(object).where(board.notna(), None).to_dict("records")
     return pd.DataFrame([leaderboard.cells(row) for row in rows]).to_html(
-        index=False, border=0, classes="numbers", escape=True)
+        index=False, border=0, classes="numbers leaderboard", escape=True)
 
 
 def hindsightbench_section(report: Report) -> Section:

@@ -73,6 +73,17 @@ def valid_events(path: Path) -> list[float]:
     return [float(t) for e, t in independent_records(path) if e and e != "<markup>" and t and NUMBER.match(t)]
 
 
+def timeline(path: Path) -> list[tuple[float, str]]:
+    """Valid (time, event) rows in chronological order, ties in file order (the paper's sort)."""
+    rows = [(float(t), e) for e, t in independent_records(path) if e and e != "<markup>" and t and NUMBER.match(t)]
+    return sorted(rows, key=lambda row: row[0])      # a stable sort keeps the file order within a time
+
+
+def same_text(a: str, b: str) -> bool:
+    words = lambda text: re.sub(r"[^0-9a-z]+", " ", text.lower()).split()   # noqa: E731
+    return words(a) == words(b)
+
+
 @pytest.fixture(scope="module")
 def real_warehouse(tmp_path_factory):
     db = new_warehouse(tmp_path_factory.mktemp("real"))
@@ -82,15 +93,20 @@ def real_warehouse(tmp_path_factory):
         for name, folder in sources.items():
             args += ["--tts", f"{name}={folder}"]
         hindsight(db, *args)
-        # three questions per case with cutoffs spread over the H timeline, one before its start
+        # three questions per case with cutoffs spread over the H timeline, one before its start, and
+        # one whose cutoff event is the first of the events tied at the most crowded time (often admission)
         for narrative in sorted(body.glob("*.txt")):
             case_id = narrative.stem.removesuffix("_body")
-            times = sorted(valid_events(chosen_file(sources["H"], case_id)))
+            events = timeline(chosen_file(sources["H"], case_id))
+            times = [t for t, _ in events]
             if not times:
                 continue
-            for label, cutoff in [("early", times[0] - 1), ("middle", times[len(times) // 2]), ("late", times[-1])]:
+            crowded = Counter(times).most_common(1)[0][0]
+            tied = next(e for t, e in events if t == crowded)
+            for label, cutoff in [("early", times[0] - 1), ("middle", times[len(times) // 2]), ("late", times[-1]),
+                                  (tied.upper() + " ", crowded)]:
                 questions.append({
-                    "question_id": f"{cohort}-{case_id}-{label}", "cohort": cohort, "case_id": case_id,
+                    "question_id": f"{cohort}-{case_id}-{label.strip()[:40]}", "cohort": cohort, "case_id": case_id,
                     "question": "Was the patient septic?", "format": "true/false", "eval_target": "both",
                     "early_cutoff": {"event": label, "time": cutoff}, "correct_answer": "true", "hindsight_trap": "false"})
     path = write_jsonl(db.parent / "questions.jsonl", questions)
@@ -168,19 +184,34 @@ def test_masked_contexts_hold_exactly_the_events_at_or_before_the_cutoff(real_wa
 
 
 def test_relpos_follows_the_documented_reading(real_warehouse):
-    rows = query(real_warehouse, "select cohort, case_id, cutoff_hours, relpos, relpos_undefined_reason from dim_questions")
+    """RelPos = (k - 1) / (n - 1) with k the chronological index of the cutoff event (§3.5): the
+    event at the cutoff time whose text matches early_cutoff.event; when none matches, the last event
+    at or before the cutoff."""
+    rows = query(real_warehouse, """select cohort, case_id, cutoff_event, cutoff_hours, relpos, relpos_undefined_reason,
+                                           relpos_method from dim_questions""")
     sources = {c: s for c, (_, s) in cohorts().items()}
-    assert len(rows) > 400
-    for cohort, case_id, cutoff, relpos, reason in rows:
-        times = valid_events(chosen_file(sources[cohort]["H"], case_id))
-        n, k = len(times), sum(t <= cutoff for t in times)
+    assert len(rows) > 500
+    matched = 0
+    for cohort, case_id, event, cutoff, relpos, reason, method in rows:
+        events = timeline(chosen_file(sources[cohort]["H"], case_id))
+        n = len(events)
+        own = [i for i, (t, e) in enumerate(events, start=1) if t == cutoff and same_text(e, event)]
+        k = own[0] if own else sum(t <= cutoff for t, _ in events)
         if n < 2 or k == 0:
-            assert relpos is None and reason is not None
+            assert relpos is None and reason is not None and method is None
         else:
-            assert relpos == pytest.approx((k - 1) / (n - 1), abs=1e-12)
-    summary = query(real_warehouse, "select cohort, n, n_undefined, min, max from agg_relpos order by cohort")
-    for _cohort, _n, n_undefined, low, high in summary:
-        assert n_undefined >= 1 and 0 <= low <= high <= 1
+            assert relpos == pytest.approx((k - 1) / (n - 1), abs=1e-12), (cohort, case_id, event)
+            assert method == ("cutoff_event" if own else "last_event_at_cutoff")
+            matched += bool(own)
+    assert matched > 100
+    tied = query(real_warehouse, """select count(*) from dim_questions
+                                    where relpos_method = 'cutoff_event' and n_reference_events_at_cutoff > 1
+                                      and relpos < (n_reference_events_at_cutoff - 1.0) / (n_reference_events - 1)""")
+    assert tied[0][0] > 50          # the first of several tied events sits before the last of them
+    summary = query(real_warehouse, """select cohort, n, n_undefined, min, max, n_cutoff_event_matched,
+                                              n_cutoff_event_fallback from agg_relpos order by cohort""")
+    for _cohort, n, n_undefined, low, high, n_matched, n_fallback in summary:
+        assert n_undefined >= 1 and 0 <= low <= high <= 1 and n_matched > 0 and n_matched + n_fallback == n
 
 
 def test_report_and_export_work_on_the_real_data_and_the_real_audit(real_warehouse, tmp_path):

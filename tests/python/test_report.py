@@ -128,3 +128,32 @@ def test_a_new_report_replaces_the_old_figures_and_keeps_other_files(demo_wareho
     on_disk = {p.name for p in figures_dir.iterdir()}
     assert on_disk == shown | {"my-notes.svg"} and "99-figure-3.svg" not in on_disk
     assert not (tmp_path / "index.html.partial").exists()
+
+
+class StubReport(report.Report):
+    """The report's sections over fixed rows instead of a warehouse."""
+
+    def __init__(self, out, frames: dict):
+        super().__init__(None, out)
+        self.frames = frames
+
+    def rows(self, name):
+        return self.frames[name]
+
+
+def test_a_figure_with_nothing_to_show_is_one_line_not_empty_axes(tmp_path):
+    import pandas as pd
+
+    answers = pd.DataFrame({"cohort": ["c", "c"], "model": ["m", "m"], "format": ["true/false", "free response"],
+                            "n_answers": [10, 4], "n_invalid": [0, 0], "invalid_share": [0.0, 0.0]})
+    pairs = pd.DataFrame({"cohort": ["c"], "model": ["m"], "prompt_variant": ["standard"], "condition": ["2.1"],
+                          "n_expected": [5], "n_paired": [5]})
+    frames = {"report_tts_quarantine": pd.DataFrame(), "report_invalid_answers": answers, "report_missing_pairs": pairs}
+    section = report.quality_section(StubReport(tmp_path, frames))
+    blocks = {block.kind: block for block in section.blocks}
+    assert blocks["invalid-answers"].figure is None
+    assert blocks["invalid-answers"].caption.startswith("No invalid answers")
+    (tmp_path / "figures").mkdir()
+    frames["report_invalid_answers"] = answers.assign(n_invalid=[1, 0], invalid_share=[0.1, 0.0])
+    drawn = {b.kind: b for b in report.quality_section(StubReport(tmp_path, frames)).blocks}["invalid-answers"]
+    assert drawn.figure and "1 of 14 answers invalid" in drawn.caption

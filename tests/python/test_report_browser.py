@@ -86,6 +86,15 @@ def inspect(browser, index: Path, screenshot: Path | None = None) -> dict:
         broken: Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src),
         empty: Array.from(document.querySelectorAll('.empty')).map(e => e.textContent),
         scripts: document.scripts.length,
+        // every table fits the page, or sits in a box that scrolls sideways (nothing hidden past the edge)
+        tables: Array.from(document.querySelectorAll('table')).map(t => {
+            const box = t.closest('.scroll');
+            const page = document.documentElement.clientWidth;
+            return {kind: t.closest('[data-kind]') ? t.closest('[data-kind]').dataset.kind : 'footer',
+                    fits: t.getBoundingClientRect().right <= page + 1,
+                    scrolls: !!box && ['auto', 'scroll'].includes(getComputedStyle(box).overflowX)
+                             && box.getBoundingClientRect().right <= page + 1};
+        }),
     })""")
     if screenshot is not None:
         page.screenshot(path=str(screenshot), full_page=True)
@@ -103,6 +112,8 @@ def test_the_demo_report_shows_every_section_and_figure(browser, demo_warehouse,
     assert sorted(set(found["kinds"]) - {"metrics-table"}) == sorted(KINDS)
     assert found["figures"] == len(list((index.parent / "figures").glob("*.svg"))) >= 20
     assert found["broken"] == [] and found["empty"] == [] and found["scripts"] == 0
+    assert found["tables"] and [t for t in found["tables"] if not (t["fits"] or t["scrolls"])] == []
+    assert next(t for t in found["tables"] if t["kind"] == "hb-leaderboard")["fits"]     # all its columns in view
     assert shot.stat().st_size > 100_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     print(f"screenshot: {shot}")
 

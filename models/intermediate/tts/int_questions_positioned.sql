@@ -1,13 +1,15 @@
--- One row per question, with its numeric cutoff placed on the case's
--- reference (H) timeline. RelPos = (k - 1) / (n - 1), where n is the number
--- of valid reference events and k the number of them at or before the
--- cutoff, i.e. the chronological index of the last event still visible.
+-- One row per question, with its numeric cutoff placed on the case's reference (H) timeline.
+-- RelPos = (k - 1) / (n - 1) (paper §3.5), n the number of valid reference events and k the
+-- chronological index of the cutoff event (early_cutoff.event): the reference event at the
+-- cutoff time whose text matches it once normalised (the first such event if it repeats). Many
+-- events share a time (admission, 0): the last of them is not the cutoff event. When no event at
+-- the cutoff time matches, k falls back to the index of the last event at or before the cutoff.
 with questions as (
     select * from {{ ref('stg_raw__questions') }}
 ),
 
 reference_events as (
-    select cohort, case_id, time_hours
+    select cohort, case_id, event, time_hours, chronological_index
     from {{ ref('int_tts_events_ordered') }}
     where source = '{{ var("reference_source") }}'
 ),
@@ -18,7 +20,12 @@ counted as (
         count(reference_events.time_hours) as n_reference_events,
         count(reference_events.time_hours) filter (
             where {{ is_visible_at_cutoff('reference_events.time_hours', 'questions.cutoff_hours') }}
-        ) as n_reference_events_at_cutoff
+        ) as n_reference_events_at_cutoff,
+        min(reference_events.chronological_index) filter (
+            where reference_events.time_hours = questions.cutoff_hours
+                and {{ normalised_event_text('reference_events.event') }}
+                    = {{ normalised_event_text('questions.cutoff_event') }}
+        ) as cutoff_event_index
     from questions
     left join reference_events
         on reference_events.cohort = questions.cohort
@@ -26,23 +33,35 @@ counted as (
     group by questions.question_id
 ),
 
-final as (
+positioned as (
     select
         questions.*,
         counted.n_reference_events,
         counted.n_reference_events_at_cutoff,
+        coalesce(counted.cutoff_event_index, counted.n_reference_events_at_cutoff) as cutoff_index,
         case
-            when counted.n_reference_events >= 2 and counted.n_reference_events_at_cutoff >= 1
-            then cast(counted.n_reference_events_at_cutoff - 1 as double) / (counted.n_reference_events - 1)
-        end as relpos,
-        case
-            when counted.n_reference_events = 0 then 'no_reference_events'
-            when counted.n_reference_events = 1 then 'fewer_than_two_reference_events'
-            when counted.n_reference_events_at_cutoff = 0 then 'cutoff_before_first_event'
-        end as relpos_undefined_reason
+            when counted.cutoff_event_index is not null then 'cutoff_event'
+            when counted.n_reference_events_at_cutoff >= 1 then 'last_event_at_cutoff'
+        end as relpos_method
     from questions
     inner join counted
         on counted.question_id = questions.question_id
+),
+
+final as (
+    select
+        * exclude (cutoff_index, relpos_method),
+        case
+            when n_reference_events >= 2 and cutoff_index >= 1
+            then cast(cutoff_index - 1 as double) / (n_reference_events - 1)
+        end as relpos,
+        case when n_reference_events >= 2 and cutoff_index >= 1 then relpos_method end as relpos_method,
+        case
+            when n_reference_events = 0 then 'no_reference_events'
+            when n_reference_events = 1 then 'fewer_than_two_reference_events'
+            when cutoff_index = 0 then 'cutoff_before_first_event'
+        end as relpos_undefined_reason
+    from positioned
 )
 
 select * from final

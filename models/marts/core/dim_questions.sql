@@ -24,6 +24,7 @@ final as (
         cast(n_reference_events_at_cutoff as integer) as n_reference_events_at_cutoff,
         relpos,
         relpos_undefined_reason,
+        relpos_method,
         source_file,
         line_number,
         load_id
