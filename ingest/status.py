@@ -1,7 +1,10 @@
 """`hindsight status`: what is loaded, and what was quarantined or rejected."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+from ingest.load.question_design import case_deviations, question_deviations
 
 
 def text_table(con, sql: str, params=None) -> list[str]:
@@ -69,6 +72,9 @@ def status_report(con, path: Path) -> str:
     out += text_table(con, """
         select cohort, source, source_file, reason from raw.loads
         where status = 'skipped' order by cohort, source, source_file""")
+    out += ["", "question sets off the paper's design (§3.3: 10 per case, 2/3/5 accuracy/hindsight_bias/both, "
+                "three formats, 4 options, a trap unlike the reference; warnings, nothing was rejected):"]
+    out += question_design_lines(con)
     out += ["", "rejected question and response rows, by field and reason:"]
     out += text_table(con, """
         select kind, field, reason, count(*) as n_rows, min(source_file || ':' || line_number) as first_at
@@ -80,3 +86,20 @@ def status_report(con, path: Path) -> str:
                sum(unexpected_count) as unexpected
         from raw.validations group by all order by kind, suite, expectation, column_name""")
     return "\n".join(out)
+
+
+def question_design_lines(con) -> list[str]:
+    """Each case's deviations from the question-set design, for the newest version of every question."""
+    rows = con.execute("""
+        select cohort, case_id, question_id, payload from raw.questions
+        qualify row_number() over (partition by question_id order by load_id desc, line_number desc) = 1
+        order by cohort, case_id, question_id""").fetchall()
+    cases: dict[tuple[str, str], list[tuple[str, dict]]] = {}
+    for cohort, case_id, question_id, payload in rows:
+        cases.setdefault((cohort, case_id), []).append((question_id, json.loads(payload)))
+    lines = []
+    for (cohort, case_id), questions in cases.items():
+        found = case_deviations([q for _, q in questions])
+        found += [f"{question_id}: {d}" for question_id, q in questions for d in question_deviations(q)]
+        lines += [f"  {cohort} {case_id}: {deviation}" for deviation in found]
+    return lines or ["  (none)"]

@@ -1,10 +1,13 @@
 """`hindsight generate questions`: the paper's question generator (§3.3).
 
 One call per row of fct_question_generation_requests (a case with its
-narrative and its full reference-source TTS); the reply must be a
-JSON array of 10 questions that pass the question schema. An invalid reply
-gets one repair attempt (the problems are sent back); what still fails is
-kept with the raw output and the reason in raw.rejected_rows. Valid questions
+narrative and its full reference-source TTS); the reply must be a JSON array
+of questions that pass the question schema and the paper's design (10 per
+case, 2/3/5 accuracy/hindsight_bias/both, all three formats, four options for
+multiple choice, a trap that is not the reference and none for accuracy). An
+invalid reply gets one repair attempt (the problems are sent back); a question
+that still fails is dropped, a set that still misses the design is rejected
+whole, each kept with the raw output and the reason in raw.rejected_rows. Valid questions
 are written to a JSONL file beside the warehouse and loaded exactly like
 `hindsight load questions`.
 """
@@ -20,20 +23,20 @@ from ingest.llm.prompts import QUESTION_REPAIR, question_generation_messages
 from ingest.llm.providers import Settings, make_provider
 from ingest.llm.runner import Job, RunSummary, run_jobs
 from ingest.load.jsonl import RowError
+from ingest.load.question_design import case_deviations, question_deviations
 from ingest.load.questions import check_question, load_questions
 
-QUESTIONS_PER_CASE = 10
 
-
-def _validate(text: str, cohort: str, case_id: str, cases: dict) -> tuple[list[dict], list[str]]:
-    """(valid question objects, problems) for one reply."""
+def _validate(text: str, cohort: str, case_id: str, cases: dict) -> tuple[list[dict], list[str], list[str]]:
+    """(valid question objects, problems of single questions, problems of the set) for one reply:
+    the question schema, then the paper's design of a question set (ingest/load/question_design.py)."""
     match = re.search(r"\[.*\]", text, re.S)
     try:
         items = json.loads(match.group(0)) if match else None
     except json.JSONDecodeError as error:
-        return [], [f"not a JSON array ({error.msg})"]
+        return [], [], [f"not a JSON array ({error.msg})"]
     if not isinstance(items, list):
-        return [], ["not a JSON array"]
+        return [], [], ["not a JSON array"]
     valid, problems = [], []
     for index, item in enumerate(items, start=1):
         if not isinstance(item, dict):
@@ -41,12 +44,14 @@ def _validate(text: str, cohort: str, case_id: str, cases: dict) -> tuple[list[d
             continue
         try:
             check_question({**item, "case_id": case_id, "cohort": cohort}, cases, cohort)
-            valid.append({**item, "case_id": case_id, "cohort": cohort})
         except RowError as error:
             problems.append(f"element {index}: {error.field}: {error.reason} ({error.fix})")
-    if len(items) != QUESTIONS_PER_CASE:
-        problems.append(f"{len(items)} questions instead of {QUESTIONS_PER_CASE}")
-    return valid, problems
+            continue
+        deviations = question_deviations(item)
+        problems += [f"element {index}: {deviation}" for deviation in deviations]
+        if not deviations:
+            valid.append({**item, "case_id": case_id, "cohort": cohort})
+    return valid, problems, case_deviations([item for item in items if isinstance(item, dict)])
 
 
 def generate_questions(con, spec: str, out_dir: Path, base_url: str | None = None, case_ids: list[str] | None = None,
@@ -65,7 +70,8 @@ def generate_questions(con, spec: str, out_dir: Path, base_url: str | None = Non
 
     def keep(cursor, job: Job, completion) -> str:
         replies[job.target_id] = completion.text
-        return "ok" if _validate(completion.text, *job.context["case"], cases)[1] == [] else "invalid_questions"
+        _, problems, set_problems = _validate(completion.text, *job.context["case"], cases)
+        return "ok" if not problems and not set_problems else "invalid_questions"
 
     first = [Job("questions", f"{row['cohort']}/{row['case_id']}", question_generation_messages(row),
                  {"case": (row["cohort"], row["case_id"])}) for row in rows]
@@ -74,8 +80,9 @@ def generate_questions(con, spec: str, out_dir: Path, base_url: str | None = Non
     for job in first:
         if job.target_id not in replies:
             continue
-        valid, problems = _validate(replies[job.target_id], *job.context["case"], cases)
-        if problems:
+        _, problems, set_problems = _validate(replies[job.target_id], *job.context["case"], cases)
+        if problems or set_problems:
+            problems = problems + set_problems
             follow_up = job.messages + [{"role": "assistant", "content": replies[job.target_id]},
                                         {"role": "user", "content": QUESTION_REPAIR.format(problems="\n".join(problems))}]
             repairs.append(Job("questions_repair", job.target_id, follow_up, job.context))
@@ -92,7 +99,12 @@ def generate_questions(con, spec: str, out_dir: Path, base_url: str | None = Non
     for job in first:
         if job.target_id not in replies:
             continue
-        valid, problems = _validate(replies[job.target_id], *job.context["case"], cases)
+        valid, problems, set_problems = _validate(replies[job.target_id], *job.context["case"], cases)
+        if set_problems:
+            # a set that still misses the design after its repair is rejected whole: its questions
+            # would skew the metrics' eval-target and format mix
+            problems = problems + [f"question set rejected: {p}" for p in set_problems]
+            valid = []
         accepted += valid
         failures += [(None, "generated_questions", f"{spec}:{job.target_id}", n, "(reply)", problem,
                       "inspect the raw reply in raw.rejected_rows / raw.llm_calls", replies[job.target_id], now)

@@ -93,3 +93,21 @@ def test_demo_questions_all_load(cli, warehouse):
         base = DEMO / cohort
         cli("load", "cases", "--cohort", cohort, "--narratives", base / "narratives", "--tts", f"H={base / 'tts_h'}")
     assert "80 questions added" in cli("load", "questions", DEMO / "questions.jsonl").output
+
+
+def test_question_sets_off_the_design_load_and_are_listed_in_status(cli, warehouse, tmp_path):
+    """§3.3 is a warning for loaded questions: a set that misses it loads whole, and status says how."""
+    load_sepsis_cases(cli)
+    mc = dict(GOOD, question="How likely?", format="multiple choice", options=["A. low", "B. mid", "C. high"],
+              options_type="ordinal", correct_answer="A. low", hindsight_trap="A")
+    path = write_jsonl(tmp_path / "q.jsonl", [GOOD, mc, dict(GOOD, question="Stable?", eval_target="accuracy")])
+    assert "3 questions added" in cli("load", "questions", path).output
+    status = cli("status").output
+    lines = [line.strip() for line in status.split("question sets off the paper's design")[1].split("\n\n")[0].splitlines()[1:]]
+    case = f"sepsis {GOOD['case_id']}"
+    assert f"{case}: 3 questions instead of 10" in lines
+    assert f"{case}: eval targets 1 accuracy, 0 hindsight_bias, 2 both instead of 2 accuracy, 3 hindsight_bias, 5 both" in lines
+    assert f"{case}: no free response and no true/false question (the design mixes all three formats)" in lines
+    assert any(line.endswith("multiple choice with 3 options instead of 4") for line in lines)
+    assert any(line.endswith("the hindsight trap is the reference answer") for line in lines)
+    assert any(line.endswith("accuracy question with a hindsight trap or explanation (both must be null)") for line in lines)

@@ -30,7 +30,7 @@ ALLOWED = {
     "publish": {"core", "stats", "publish"},
     "demo": {"core", "load", "llm", "stats", "publish", "demo", "build", "status"},
     "build": {"core"},
-    "status": {"core"},
+    "status": {"core", "load"},
     "cli": {"core", "load", "llm", "stats", "publish", "demo", "build", "status"},
     "models": {"core", "stats"},     # the dbt Python models only wire refs and configs to an estimator
 }

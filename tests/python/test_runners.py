@@ -211,15 +211,26 @@ def test_judge_scores_free_responses_individually_and_in_pairs(db):
                         where format = 'free response' order by all""") == [("both", 1.0, 1.0), ("hindsight_bias", 1.0, None)]
 
 
-def _questions_from(body, count=10, bad_cutoff=False):
+def _questions_from(body, count=10, bad_cutoff=False, design=True):
+    """A generator reply: `design` follows §3.3 (2/3/5 accuracy/hindsight_bias/both, the three formats,
+    four ordinal options); otherwise every question is a `both` true/false one."""
     tts = json.loads(body["messages"][-1]["content"].split("TTS:\n", 1)[1])
+    targets = ["accuracy"] * 2 + ["hindsight_bias"] * 3 + ["both"] * 5
+    options = ["A. <10%", "B. 10-30%", "C. 31-60%", "D. >60%"]
     out = []
     for i in range(count):
-        out.append({"question": f"Was the course expected ({i})?", "format": "true/false", "options": None,
-                    "options_type": None, "eval_target": "both", "reference_time": "early",
-                    "early_cutoff": {"event": tts[min(i, len(tts) - 1)]["event"],
-                                     "time": "about a day" if bad_cutoff and i == 0 else str(tts[min(i, len(tts) - 1)]["time"])},
-                    "correct_answer": "true", "hindsight_trap": "false", "hindsight_trap_explanation": "later events"})
+        target = targets[i] if design else "both"
+        fmt = ["true/false", "multiple choice", "free response"][i % 3] if design else "true/false"
+        answers = {"true/false": ("true", "false"), "multiple choice": (options[0], options[3]),
+                   "free response": ("no shock", "septic shock")}[fmt]
+        event = tts[min(i, len(tts) - 1)]
+        out.append({"question": f"Was the course expected ({i})?", "format": fmt,
+                    "options": options if fmt == "multiple choice" else None,
+                    "options_type": "ordinal" if fmt == "multiple choice" else None, "eval_target": target,
+                    "reference_time": "early",
+                    "early_cutoff": {"event": event["event"], "time": "about a day" if bad_cutoff and i == 0 else str(event["time"])},
+                    "correct_answer": answers[0], "hindsight_trap": None if target == "accuracy" else answers[1],
+                    "hindsight_trap_explanation": None if target == "accuracy" else "later events"})
     return json.dumps(out)
 
 
@@ -231,11 +242,12 @@ def test_question_generation_validates_repairs_once_and_loads(db):
         if len(body["messages"]) == 2:            # first attempt
             if "obstructing" in first_turn or "ureteroscopic" in first_turn:   # case 02: invalid, repaired below
                 return {"content": _questions_from(body, count=9, bad_cutoff=True)}
-            if "fascia" in first_turn:              # case 03: invalid twice
+            if "fascia" in first_turn:              # case 03: invalid, then valid questions off the design
                 return {"content": "I cannot produce questions for this case."}
-            return {"content": "```json\n" + _questions_from(body) + "\n```"}
+            # case 01: valid questions off the design (all `both`, one format): repaired below
+            return {"content": "```json\n" + _questions_from(body, design=False) + "\n```"}
         if "fascia" in first_turn:
-            return {"content": "[]"}
+            return {"content": _questions_from({"messages": body["messages"][:2]}, design=False)}
         return {"content": _questions_from({"messages": body["messages"][:2]})}
 
     with FakeLLMServer(script) as server:
@@ -249,11 +261,23 @@ def test_question_generation_validates_repairs_once_and_loads(db):
         again = hindsight(db, "generate", "questions", "--model", "openai:gen", "--base-url", server.url + "/v1",
                           "--cases", ",".join(cases)).output
         assert "0 answered now" in again and len(server.requests) == sent
-    assert len(first) == 3 and len(repairs) == 2
+    assert len(first) == 3 and len(repairs) == 3
     assert first[0]["messages"][0]["content"].startswith("You are generating difficult clinical reasoning questions")
-    assert "did not pass validation" in repairs[0]["messages"][-1]["content"]
+    assert all("did not pass validation" in r["messages"][-1]["content"] for r in repairs)
+    design = next(r for r in repairs if "0 accuracy" in r["messages"][-1]["content"])["messages"][-1]["content"]
+    assert "eval targets 0 accuracy, 0 hindsight_bias, 10 both instead of 2 accuracy, 3 hindsight_bias, 5 both" in design
+    assert "no free response and no multiple choice question" in design
     assert "20 questions loaded" in out
     assert scalar(db, "select count(*) from raw.questions") == before + 20
+    loaded = query(db, """select case_id, payload ->> 'eval_target' as target, count(*) from raw.questions
+                          where case_id in ('demo-sepsis-01', 'demo-sepsis-02', 'demo-sepsis-03')
+                            and load_id = (select max(load_id) from raw.questions) group by all order by all""")
+    assert [row for row in loaded if row[0] == "demo-sepsis-03"] == []     # off the design after its repair
+    assert {(c, t): n for c, t, n in loaded} == {(c, t): n for c in ("demo-sepsis-01", "demo-sepsis-02")
+                                                 for t, n in (("accuracy", 2), ("hindsight_bias", 3), ("both", 5))}
     rejected = query(db, "select source_file, reason from raw.rejected_rows where kind = 'generated_questions'")
-    assert rejected == [("openai:gen:sepsis/demo-sepsis-03", "0 questions instead of 10")]  # once, despite the rerun
+    assert {source for source, _ in rejected} == {"openai:gen:sepsis/demo-sepsis-03"}   # once, despite the rerun
+    assert {reason for _, reason in rejected} == {
+        "question set rejected: eval targets 0 accuracy, 0 hindsight_bias, 10 both instead of 2 accuracy, 3 hindsight_bias, 5 both",
+        "question set rejected: no free response and no multiple choice question (the design mixes all three formats)"}
     assert scalar(db, "select count(*) from raw.questions") == before + 20
