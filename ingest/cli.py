@@ -157,9 +157,15 @@ def _report_run(summary, what: str) -> None:
     click.echo(f"{what}: {summary.selected} selected, {summary.answered} answered now, {summary.from_cache} already stored, "
                f"{summary.failed} failed, {summary.unparsed} not the expected JSON (kept with their raw text); "
                f"tokens in {summary.input_tokens}, out {summary.output_tokens} (cost: `hindsight status`)")
-    for error in summary.errors[:5]:
+    for note in summary.notes:
+        click.echo(f"  note: {note}")
+    for error in ([] if summary.refused else summary.errors[:5]):     # a refusal is said once, below
         click.echo(f"  failed: {error}", err=True)
-    if summary.failed:
+    if summary.refused:
+        click.echo(f"error: {summary.refused}. Fix: set the model's row in seeds/model_capabilities.csv "
+                   "(token_parameter max_completion_tokens or max_tokens; temperature any, default_only or none) "
+                   "and run again (the run stopped at the first refusal)", err=True)
+    if summary.failed or summary.refused:
         sys.exit(1)
 
 

@@ -145,8 +145,11 @@ create table if not exists raw.llm_calls (
     started_at           timestamp not null,
     finished_at          timestamp not null,
     status               varchar not null,   -- ok | error
-    error                varchar
+    error                varchar,
+    settings_sent        json                -- the sampling fields as sent (seeds/model_capabilities.csv)
 );
+-- warehouses made before the ledger recorded the settings sent
+alter table raw.llm_calls add column if not exists settings_sent json;
 
 -- HindsightBench release layout (hindsight/outputs/bench/<model>/...)
 create table if not exists raw.hb_cells (

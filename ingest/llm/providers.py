@@ -1,6 +1,7 @@
 """Model providers behind one async `complete(messages, settings)` call.
 
-`openai:MODEL` uses the openai SDK (chat completions; with a base URL any
+Sampling fields follow the model's row in seeds/model_capabilities.csv (which token
+parameter, whether a temperature is taken). `openai:MODEL` uses the openai SDK (chat completions; with a base URL any
 OpenAI-compatible server such as vLLM, llama.cpp or Ollama); `anthropic:MODEL`
 the anthropic SDK (messages); `sim:NAME` a labelled simulator. SDKs are
 imported only when their provider is used. Retries with exponential backoff
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from urllib.parse import urlparse
 
 from ingest.errors import InputError
+from ingest.llm.capabilities import capability, request_arguments
 from ingest.llm.simulators import Simulator
 
 
@@ -47,14 +49,18 @@ def _api_key(variable: str, base_url: str | None) -> str:
     return key or "local-server"
 
 
-def _sampling(settings: Settings) -> dict:
-    kwargs = {"max_tokens": settings.max_tokens}
-    if settings.temperature is not None:
-        kwargs["temperature"] = settings.temperature
-    return kwargs
+class _Sampled:
+    """Sampling fields as the model takes them (seeds/model_capabilities.csv)."""
+    provider: str
+    model: str
+
+    def arguments(self, settings: Settings) -> tuple[dict, list[str]]:
+        """(the fields sent with every request, notes on settings the model does not take)."""
+        return request_arguments(capability(self.provider, self.model), self.model, settings.temperature,
+                                 settings.max_tokens)
 
 
-class OpenAIChat:
+class OpenAIChat(_Sampled):
     provider = "openai"
 
     def __init__(self, model: str, base_url: str | None, settings: Settings):
@@ -65,7 +71,7 @@ class OpenAIChat:
                                          timeout=settings.timeout, max_retries=settings.max_retries)
 
     async def complete(self, messages: list[dict], settings: Settings, context: dict | None = None) -> Completion:
-        reply = await self.client.chat.completions.create(model=self.model, messages=messages, **_sampling(settings))
+        reply = await self.client.chat.completions.create(model=self.model, messages=messages, **self.arguments(settings)[0])
         usage = reply.usage
         return Completion(reply.choices[0].message.content or "", reply.model,
                           usage.prompt_tokens if usage else None, usage.completion_tokens if usage else None)
@@ -74,7 +80,7 @@ class OpenAIChat:
         await self.client.close()
 
 
-class AnthropicMessages:
+class AnthropicMessages(_Sampled):
     provider = "anthropic"
 
     def __init__(self, model: str, base_url: str | None, settings: Settings):
@@ -87,7 +93,8 @@ class AnthropicMessages:
     async def complete(self, messages: list[dict], settings: Settings, context: dict | None = None) -> Completion:
         system = "\n".join(m["content"] for m in messages if m["role"] == "system")
         turns = [m for m in messages if m["role"] != "system"]
-        reply = await self.client.messages.create(model=self.model, system=system, messages=turns, **_sampling(settings))
+        reply = await self.client.messages.create(model=self.model, system=system, messages=turns,
+                                                   **self.arguments(settings)[0])
         text = "".join(getattr(block, "text", "") for block in reply.content)
         return Completion(text, reply.model, reply.usage.input_tokens, reply.usage.output_tokens)
 
@@ -95,7 +102,7 @@ class AnthropicMessages:
         await self.client.close()
 
 
-class SimulatedModel:
+class SimulatedModel(_Sampled):
     """A labelled simulator behind the same interface; it reads the hidden
     fields from `context`, which never reaches a request body."""
     provider = "sim"

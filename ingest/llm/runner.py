@@ -49,6 +49,24 @@ class RunSummary:
     input_tokens: int = 0
     output_tokens: int = 0
     errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)      # settings the model does not take, left out (once each)
+    refused: str | None = None                          # a request parameter the API refused: the run stopped
+
+
+REFUSED_CODES = ("unsupported_parameter", "unsupported_value")
+
+
+def refused_parameter(error: Exception) -> str | None:
+    """The API's message when it refused a request parameter with HTTP 400 (the same for every call of
+    the run, so the run stops at the first); None for any other failure."""
+    if getattr(error, "status_code", None) != 400:
+        return None
+    body = getattr(error, "body", None)
+    detail = body.get("error", body) if isinstance(body, dict) else {}
+    code, message = (detail or {}).get("code"), str((detail or {}).get("message") or error)
+    if code in REFUSED_CODES or "Unsupported parameter" in message or "Unsupported value" in message:
+        return message
+    return None
 
 
 def call_id(provider, model: str, base_url: str | None, messages: list[dict], settings: Settings) -> str:
@@ -160,24 +178,39 @@ async def _run(con, provider, model: str, groups: dict[str, list[Job]], settings
     writer = _Writer(con, groups, write, summary, bar)
     writer.start()
 
+    sent, notes = provider.arguments(settings)      # the same fields go with every call of the run
+    summary.notes += [note for note in notes if note not in summary.notes]
+
+    halted = asyncio.Event()      # set at the first refused parameter: nothing more is sent
+
     async def one(job: Job):
         async with gate:
+            if halted.is_set():
+                return None
             started, clock = _now(), time.perf_counter()
             try:
                 completion = await provider.complete(job.messages, settings, job.context)
-                return job, completion, None, started, time.perf_counter() - clock
+                return job, completion, None, None, started, time.perf_counter() - clock
             except Exception as error:  # the SDK has already retried; record and go on
-                return job, None, f"{type(error).__name__}: {error}", started, time.perf_counter() - clock
+                refused = refused_parameter(error)
+                if refused:
+                    halted.set()
+                return job, None, f"{type(error).__name__}: {error}", refused, started, time.perf_counter() - clock
 
     tasks = [asyncio.ensure_future(one(job)) for job in jobs]
     try:
         for finished in asyncio.as_completed(tasks):
-            job, completion, error, started, seconds = await finished
+            result = await finished
+            if result is None:
+                continue
+            job, completion, error, refused, started, seconds = result
             writer.items.put((job, completion, {
                 "call_id": job.call_id, "purpose": job.purpose, "target_id": job.target_id,
                 "provider": provider.provider, "model": model, "base_url_host": base_url_host(provider.base_url),
                 "reported_model": completion.reported_model if completion else None,
-                "temperature": settings.temperature, "max_tokens": settings.max_tokens,
+                # what was sent, not what was asked: a setting the model does not take is left out
+                "temperature": sent.get("temperature"), "max_tokens": settings.max_tokens,
+                "settings_sent": json.dumps(sent),
                 "prompt_variant": job.prompt_variant, "warning_position": job.warning_position,
                 "prompt_template_version": PROMPT_TEMPLATE_VERSION,
                 "response_text": completion.text if completion else None,
@@ -189,6 +222,9 @@ async def _run(con, provider, model: str, groups: dict[str, list[Job]], settings
             }))
             if writer.failure is not None:
                 raise writer.failure
+            if refused and summary.refused is None:
+                # every other call would be refused the same way: stop, and say so once
+                summary.refused = f"{model} refused a request parameter: {refused}"
     finally:
         for task in tasks:
             task.cancel()

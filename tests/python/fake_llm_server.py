@@ -26,6 +26,25 @@ def visible_answer(body: dict) -> str:
     return json.dumps({"answer": "Watchful waiting.", "evidence": "loopback"})
 
 
+REASONING = re.compile(r"^(o[134]|gpt-5)")
+
+
+def refusal(path: str, body: dict) -> dict | None:
+    """The HTTP 400 body the OpenAI API returns when a reasoning model (gpt-5 family, o-series) is sent
+    a parameter it does not take (shapes as the API returns them); None when the request is fine."""
+    if not path.endswith("/chat/completions") or not REASONING.match(body.get("model", "")):
+        return None
+    if "max_tokens" in body:
+        return {"message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                           "Use 'max_completion_tokens' instead.",
+                "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter"}
+    if body.get("temperature") not in (None, 1, 1.0):
+        return {"message": f"Unsupported value: 'temperature' does not support {body['temperature']} with this model. "
+                           "Only the default (1) value is supported.",
+                "type": "invalid_request_error", "param": "temperature", "code": "unsupported_value"}
+    return None
+
+
 class FakeLLMServer:
     def __init__(self, script=None, delay: float = 0.0):
         self.script = script or (lambda n, body: None)
@@ -48,12 +67,16 @@ class FakeLLMServer:
                     server.requests.append(body)
                     server.headers.append(dict(self.headers))
                 action = server.script(number, body) or {}
+                refused = refusal(self.path, body)
+                if refused:
+                    action = {"status": 400, "error": refused}
                 if action.get("sleep"):
                     time.sleep(action["sleep"])
                 if server.delay:
                     time.sleep(server.delay)
                 if action.get("status"):
-                    payload = json.dumps({"error": {"message": "injected", "type": "server_error"}}).encode()
+                    error = action.get("error") or {"message": "injected", "type": "server_error"}
+                    payload = json.dumps({"error": error}).encode()
                     self.send_response(action["status"])
                     if action.get("retry_after") is not None:
                         self.send_header("retry-after", str(action["retry_after"]))

@@ -15,6 +15,7 @@ import pytest
 from conftest import PROJECT, assert_dbt_passed, cli_env, hindsight, new_warehouse, query, scalar
 from fake_llm_server import FakeLLMServer
 from ingest.demo.run import load_demo
+from ingest.llm import capabilities
 
 pytestmark = pytest.mark.slow
 
@@ -281,3 +282,46 @@ def test_question_generation_validates_repairs_once_and_loads(db):
         "question set rejected: eval targets 0 accuracy, 0 hindsight_bias, 10 both instead of 2 accuracy, 3 hindsight_bias, 5 both",
         "question set rejected: no free response and no multiple choice question (the design mixes all three formats)"}
     assert scalar(db, "select count(*) from raw.questions") == before + 20
+
+
+def test_reasoning_models_get_the_token_parameter_and_temperature_they_take(db):
+    """gpt-5.x and o-series refuse max_tokens and any temperature but 1 with HTTP 400 (the loopback
+    server answers as the API does); the runner sends what each model takes, by model name."""
+    args = ["--base-url", None, "--conditions", "2.1", "--variant", "standard", "--limit", "3", "--temperature", "0.2"]
+    with FakeLLMServer() as server:
+        args[1] = server.url + "/v1"
+        out = hindsight(db, "answer", "--model", "openai:gpt-5.4-mini", *args).output
+        assert "3 answered now" in out and "0 failed" in out
+        assert "temperature 0.2 not sent: gpt-5.4-mini takes only its default temperature (1)" in out
+        reasoning = list(server.requests)
+        hindsight(db, "answer", "--model", "openai:qwen2.5-7b", *args)       # an OpenAI-compatible server
+        local = server.requests[len(reasoning):]
+    assert all("max_completion_tokens" in b and "max_tokens" not in b and "temperature" not in b for b in reasoning)
+    assert all(b["max_tokens"] == 1024 and b["temperature"] == 0.2 and "max_completion_tokens" not in b for b in local)
+    sent = query(db, """select model, temperature, settings_sent::varchar from raw.llm_calls
+                        where model in ('openai:gpt-5.4-mini', 'openai:qwen2.5-7b') group by all order by model""")
+    assert [(m, t, json.loads(s)) for m, t, s in sent] == [
+        ("openai:gpt-5.4-mini", None, {"max_completion_tokens": 1024}),
+        ("openai:qwen2.5-7b", 0.2, {"max_tokens": 1024, "temperature": 0.2})]
+
+
+def test_a_refused_parameter_stops_the_run_and_is_reported_once_with_the_fix(db, tmp_path):
+    """A model the capability seed does not know as a reasoning model: the API's 400 is reported once,
+    with the fix, and the run stops instead of failing every request."""
+    seed = capabilities.SEED.read_text()
+    edited = tmp_path / "model_capabilities.csv"
+    edited.write_text(seed.replace("openai,gpt-5*,max_completion_tokens,default_only", "openai,gpt-5*,max_tokens,any"))
+    capabilities.SEED, original = edited, capabilities.SEED
+    capabilities._rows.cache_clear()
+    try:
+        with FakeLLMServer() as server:
+            done = hindsight(db, "answer", "--model", "openai:gpt-5.5", "--base-url", server.url + "/v1",
+                             "--conditions", "2.1", "--variant", "standard", "--limit", "40", "--concurrency", "1",
+                             expect=1, in_process=True)
+            assert len(server.requests) == 1                         # not retried, not repeated for 40 requests
+    finally:
+        capabilities.SEED = original
+        capabilities._rows.cache_clear()
+    assert done.output.count("Unsupported parameter: 'max_tokens'") == 1
+    assert "Fix: set the model's row in seeds/model_capabilities.csv" in done.output
+    assert query(db, "select status, count(*) from raw.llm_calls group by all") == [("error", 1)]
