@@ -142,15 +142,17 @@ def _run_options(function):
         click.option("--max-tokens", default=1024, show_default=True, help="Output token limit per call."),
         click.option("--timeout", default=120.0, show_default=True, help="Seconds per request attempt."),
         click.option("--max-retries", default=5, show_default=True, help="Retries on 429, 5xx and timeouts (backoff honours retry-after)."),
+        click.option("--api", type=click.Choice(["chat", "responses"]), default="chat", show_default=True,
+                     help="OpenAI endpoint: chat completions, or the Responses API (for models or hosts that need it)."),
     ]):
         function = option(function)
     return function
 
 
-def _settings(temperature, max_tokens, timeout, max_retries):
+def _settings(temperature, max_tokens, timeout, max_retries, api="chat"):
     from ingest.llm.providers import Settings
 
-    return Settings(temperature=temperature, max_tokens=max_tokens, timeout=timeout, max_retries=max_retries)
+    return Settings(temperature=temperature, max_tokens=max_tokens, timeout=timeout, max_retries=max_retries, api=api)
 
 
 def _report_run(summary, what: str) -> None:
@@ -177,7 +179,7 @@ def _report_run(summary, what: str) -> None:
 @click.option("--warning-position", type=click.Choice(["start", "end"]), default="end", show_default=True,
               help="Where the warning variant puts the paper's two warning sentences (the paper used both).")
 @click.option("--seed", default=0, show_default=True, help="Seed of a simulator's draws.")
-def answer(model, base_url, limit, concurrency, temperature, max_tokens, timeout, max_retries,
+def answer(model, base_url, limit, concurrency, temperature, max_tokens, timeout, max_retries, api,
            conditions, variants, warning_position, seed):
     """Answer each pending row of fct_answer_requests once (Appendix C prompts)."""
     from ingest.llm.answer import answer_requests
@@ -186,7 +188,7 @@ def answer(model, base_url, limit, concurrency, temperature, max_tokens, timeout
         with connect() as con:
             summary = answer_requests(con, model, base_url, conditions.split(",") if conditions else None,
                                       list(variants) or None, limit, concurrency,
-                                      _settings(temperature, max_tokens, timeout, max_retries), warning_position, seed)
+                                      _settings(temperature, max_tokens, timeout, max_retries, api), warning_position, seed)
     except InputError as error:
         _fail(error)
     _report_run(summary, model)
@@ -194,14 +196,14 @@ def answer(model, base_url, limit, concurrency, temperature, max_tokens, timeout
 
 @main.command("judge")
 @_run_options
-def judge_command(model, base_url, limit, concurrency, temperature, max_tokens, timeout, max_retries):
+def judge_command(model, base_url, limit, concurrency, temperature, max_tokens, timeout, max_retries, api):
     """Score free responses with the Appendix C judge prompts (individual and paired); then build."""
     from ingest.llm.judge import judge
 
     try:
         with connect() as con:
             summary = judge(con, model, base_url, limit, concurrency,
-                            _settings(0.0 if temperature is None else temperature, max_tokens, timeout, max_retries))
+                            _settings(0.0 if temperature is None else temperature, max_tokens, timeout, max_retries, api))
     except InputError as error:
         _fail(error)
     _report_run(summary, f"{model} judgments")
@@ -215,7 +217,8 @@ def generate() -> None:
 @generate.command("questions")
 @_run_options
 @click.option("--cases", help="Comma-separated case ids (default: every case with a narrative).")
-def generate_questions_command(model, base_url, limit, concurrency, temperature, max_tokens, timeout, max_retries, cases):
+def generate_questions_command(model, base_url, limit, concurrency, temperature, max_tokens, timeout, max_retries, api,
+                               cases):
     """Generate 10 questions per case (Appendix C prompt), validate, repair once, load the valid ones."""
     from ingest.llm.questions import generate_questions
 
@@ -225,7 +228,7 @@ def generate_questions_command(model, base_url, limit, concurrency, temperature,
             summary, loaded, failures = generate_questions(
                 con, model, path.with_name(path.stem + ".generated"), base_url,
                 cases.split(",") if cases else None, concurrency,
-                _settings(temperature, max(max_tokens, 8000), timeout, max_retries))
+                _settings(temperature, max(max_tokens, 8000), timeout, max_retries, api))
     except InputError as error:
         _fail(error)
     click.echo(f"{model}: {loaded} questions loaded; {len(failures)} problems left after one repair "
@@ -235,14 +238,14 @@ def generate_questions_command(model, base_url, limit, concurrency, temperature,
 
 @generate.command("narratives")
 @_run_options
-def generate_narratives_command(model, base_url, limit, concurrency, temperature, max_tokens, timeout, max_retries):
+def generate_narratives_command(model, base_url, limit, concurrency, temperature, max_tokens, timeout, max_retries, api):
     """Write a synthetic narrative for each fct_narrative_requests scope (run it with the answering model)."""
     from ingest.llm.answer import generate_narratives
 
     try:
         with connect() as con:
             summary = generate_narratives(con, model, base_url, limit, concurrency,
-                                          _settings(temperature, max_tokens, timeout, max_retries))
+                                          _settings(temperature, max_tokens, timeout, max_retries, api))
     except InputError as error:
         _fail(error)
     _report_run(summary, f"{model} narratives")

@@ -35,10 +35,13 @@ class Settings:
     max_tokens: int = 1024
     timeout: float = 120.0
     max_retries: int = 5
+    api: str = "chat"           # OpenAI endpoint: chat (chat completions) | responses (the Responses API)
 
     def output_affecting(self) -> dict:
-        """What goes into a call's identity (not retries or timeouts)."""
-        return {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        """What goes into a call's identity (not retries or timeouts); the endpoint only when it is not
+        the default, so calls stored before there was a choice keep their ids."""
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens,
+                **({"api": self.api} if self.api != "chat" else {})}
 
 
 def _api_key(variable: str, base_url: str | None) -> str:
@@ -75,6 +78,37 @@ class OpenAIChat(_Sampled):
         usage = reply.usage
         return Completion(reply.choices[0].message.content or "", reply.model,
                           usage.prompt_tokens if usage else None, usage.completion_tokens if usage else None)
+
+    async def close(self) -> None:
+        await self.client.close()
+
+
+class OpenAIResponses(_Sampled):
+    """OpenAI's Responses API: instructions apart from the input, `max_output_tokens` (reasoning
+    included), and the reply's text assembled from its message items (reasoning items are not text)."""
+    provider = "openai"
+
+    def __init__(self, model: str, base_url: str | None, settings: Settings):
+        import openai
+
+        self.model, self.base_url = model, base_url
+        self.client = openai.AsyncOpenAI(api_key=_api_key("OPENAI_API_KEY", base_url), base_url=base_url,
+                                         timeout=settings.timeout, max_retries=settings.max_retries)
+
+    def arguments(self, settings: Settings) -> tuple[dict, list[str]]:
+        arguments, notes = super().arguments(settings)
+        limit = {key: arguments.pop(key) for key in ("max_tokens", "max_completion_tokens") if key in arguments}
+        return {"max_output_tokens": next(iter(limit.values())), **arguments}, notes
+
+    async def complete(self, messages: list[dict], settings: Settings, context: dict | None = None) -> Completion:
+        instructions = "\n".join(m["content"] for m in messages if m["role"] == "system")
+        turns = [{"role": m["role"], "content": m["content"]} for m in messages if m["role"] != "system"]
+        reply = await self.client.responses.create(model=self.model, instructions=instructions or None, input=turns,
+                                                   **self.arguments(settings)[0])
+        text = "".join(part.text for item in reply.output if item.type == "message"
+                       for part in item.content if part.type == "output_text")
+        usage = reply.usage
+        return Completion(text, reply.model, usage.input_tokens if usage else None, usage.output_tokens if usage else None)
 
     async def close(self) -> None:
         await self.client.close()
@@ -130,6 +164,12 @@ def make_provider(spec: str, base_url: str | None, settings: Settings):
     if not sep or not model:
         raise InputError("--model", f"{spec!r} is not PROVIDER:MODEL",
                          "write e.g. openai:gpt-4.1-mini, anthropic:claude-haiku-4-5 or sim:prospective")
+    if settings.api not in ("chat", "responses"):
+        raise InputError("--api", f"unknown API {settings.api!r}", "use chat or responses")
+    if settings.api == "responses":
+        if provider != "openai":
+            raise InputError("--api", "the Responses API is OpenAI's", "use --api responses with openai:MODEL only")
+        return OpenAIResponses(model, base_url, settings)
     if provider == "openai":
         return OpenAIChat(model, base_url, settings)
     if provider == "anthropic":

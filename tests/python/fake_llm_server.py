@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 def visible_answer(body: dict) -> str:
     """A plausible answer from the visible question in the user turn."""
-    user = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
+    user = [m for m in body.get("messages") or body.get("input") if m["role"] == "user"][-1]["content"]
     text = user if isinstance(user, str) else "".join(part.get("text", "") for part in user)
     match = re.search(r"Question:\n(\{.*\})", text, re.S)
     if not match:
@@ -32,6 +32,15 @@ REASONING = re.compile(r"^(o[134]|gpt-5)")
 def refusal(path: str, body: dict) -> dict | None:
     """The HTTP 400 body the OpenAI API returns when a reasoning model (gpt-5 family, o-series) is sent
     a parameter it does not take (shapes as the API returns them); None when the request is fine."""
+    if path.endswith("/responses"):
+        for name in ("max_tokens", "max_completion_tokens", "messages"):
+            if name in body:
+                return {"message": f"Unknown parameter: '{name}'.", "type": "invalid_request_error", "param": name,
+                        "code": "unknown_parameter"}
+        if REASONING.match(body.get("model", "")) and body.get("temperature") not in (None, 1, 1.0):
+            return {"message": "Unsupported parameter: 'temperature' is not supported with this model.",
+                    "type": "invalid_request_error", "param": "temperature", "code": "unsupported_parameter"}
+        return None
     if not path.endswith("/chat/completions") or not REASONING.match(body.get("model", "")):
         return None
     if "max_tokens" in body:
@@ -92,6 +101,21 @@ class FakeLLMServer:
                              "choices": [{"index": 0, "finish_reason": "stop",
                                           "message": {"role": "assistant", "content": text}}],
                              "usage": {"prompt_tokens": 100 + number, "completion_tokens": 20, "total_tokens": 120 + number}}
+                elif self.path.endswith("/responses"):
+                    # a reasoning item first (not text), then the message whose output_text is the answer
+                    reply = {"id": f"resp_{number}", "object": "response", "created_at": int(time.time()),
+                             "status": "completed", "model": body["model"] + "-served", "error": None,
+                             "incomplete_details": None, "instructions": body.get("instructions"),
+                             "max_output_tokens": body.get("max_output_tokens"), "parallel_tool_calls": True,
+                             "tool_choice": "auto", "tools": [], "temperature": body.get("temperature", 1.0),
+                             "top_p": 1.0, "truncation": "disabled",
+                             "output": [{"type": "reasoning", "id": f"rs_{number}", "summary": []},
+                                        {"type": "message", "id": f"msg_{number}", "status": "completed",
+                                         "role": "assistant",
+                                         "content": [{"type": "output_text", "text": text, "annotations": []}]}],
+                             "usage": {"input_tokens": 80, "input_tokens_details": {"cached_tokens": 0},
+                                       "output_tokens": 30, "output_tokens_details": {"reasoning_tokens": 12},
+                                       "total_tokens": 110}}
                 elif self.path.endswith("/messages"):
                     reply = {"id": f"msg_{number}", "type": "message", "role": "assistant", "model": body["model"] + "-served",
                              "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",

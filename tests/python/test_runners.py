@@ -325,3 +325,25 @@ def test_a_refused_parameter_stops_the_run_and_is_reported_once_with_the_fix(db,
     assert done.output.count("Unsupported parameter: 'max_tokens'") == 1
     assert "Fix: set the model's row in seeds/model_capabilities.csv" in done.output
     assert query(db, "select status, count(*) from raw.llm_calls group by all") == [("error", 1)]
+
+
+def test_the_responses_api_sends_max_output_tokens_and_reads_the_message_items(db):
+    with FakeLLMServer() as server:
+        out = hindsight(db, "answer", "--model", "openai:gpt-5.5", "--api", "responses", "--base-url", server.url + "/v1",
+                        "--conditions", "2.1", "--variant", "standard", "--limit", "3", "--max-tokens", "16000").output
+        assert "3 answered now" in out and "0 failed" in out
+        bodies = list(server.requests)
+        again = hindsight(db, "answer", "--model", "openai:gpt-5.5", "--api", "responses", "--base-url",
+                          server.url + "/v1", "--conditions", "2.1", "--variant", "standard", "--limit", "3",
+                          "--max-tokens", "16000").output
+        assert "0 answered now, 3 already stored" in again and len(server.requests) == 3
+    assert all(b["max_output_tokens"] == 16000 and "temperature" not in b and "messages" not in b for b in bodies)
+    assert all(b["instructions"].startswith("You answer clinical reasoning questions") for b in bodies)
+    assert all([turn["role"] for turn in b["input"]] == ["user"] for b in bodies)
+    answers = query(db, """select answer, payload ->> 'response_parse_status' from raw.responses
+                           where model = 'openai:gpt-5.5'""")
+    assert len(answers) == 3 and {status for _, status in answers} == {"ok"}       # the message item, not the reasoning
+    sent = query(db, "select distinct settings_sent::varchar from raw.llm_calls where model = 'openai:gpt-5.5'")
+    assert [json.loads(row[0]) for row in sent] == [{"max_output_tokens": 16000}]
+    assert "Responses API is OpenAI's" in hindsight(db, "answer", "--model", "anthropic:claude-x", "--api", "responses",
+                                                     expect=2).stderr
