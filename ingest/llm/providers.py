@@ -83,17 +83,10 @@ class OpenAIChat(_Sampled):
         await self.client.close()
 
 
-class OpenAIResponses(_Sampled):
-    """OpenAI's Responses API: instructions apart from the input, `max_output_tokens` (reasoning
-    included), and the reply's text assembled from its message items (reasoning items are not text)."""
-    provider = "openai"
-
-    def __init__(self, model: str, base_url: str | None, settings: Settings):
-        import openai
-
-        self.model, self.base_url = model, base_url
-        self.client = openai.AsyncOpenAI(api_key=_api_key("OPENAI_API_KEY", base_url), base_url=base_url,
-                                         timeout=settings.timeout, max_retries=settings.max_retries)
+class OpenAIResponses(OpenAIChat):
+    """OpenAI's Responses API (the same client): instructions apart from the input, `max_output_tokens`
+    (reasoning included), and the reply's text assembled from its message items (reasoning items are
+    not text)."""
 
     def arguments(self, settings: Settings) -> tuple[dict, list[str]]:
         arguments, notes = super().arguments(settings)
@@ -109,9 +102,6 @@ class OpenAIResponses(_Sampled):
                        for part in item.content if part.type == "output_text")
         usage = reply.usage
         return Completion(text, reply.model, usage.input_tokens if usage else None, usage.output_tokens if usage else None)
-
-    async def close(self) -> None:
-        await self.client.close()
 
 
 class AnthropicMessages(_Sampled):
