@@ -60,11 +60,8 @@ def load_cases_command(cohort: str, narratives: Path | None, tts: tuple[str, ...
     """Load narratives and TTS files of one cohort."""
     from ingest.load.cases import load_cases
 
-    try:
-        with connect() as con:
-            result = load_cases(con, cohort, narratives, _tts_option(tts))
-    except InputError as error:
-        _fail(error)
+    with connect() as con:
+        result = load_cases(con, cohort, narratives, _tts_option(tts))
     if not (result.narratives or result.tts_files or result.rejected or result.skipped):
         click.echo(f"nothing new to load: {result.already_loaded} files were already loaded into cohort {cohort!r}")
         return
@@ -95,11 +92,8 @@ def load_questions_command(file: Path, cohort: str | None) -> None:
     """Load generator-schema questions (JSONL, with case_id)."""
     from ingest.load.questions import load_questions
 
-    try:
-        with connect() as con:
-            result = load_questions(con, file, cohort)
-    except InputError as error:
-        _fail(error)
+    with connect() as con:
+        result = load_questions(con, file, cohort)
     _report_jsonl(result, "questions")
 
 
@@ -109,11 +103,8 @@ def load_responses_command(file: Path) -> None:
     """Load replayed model answers (JSONL)."""
     from ingest.load.responses import load_responses
 
-    try:
-        with connect() as con:
-            result = load_responses(con, file)
-    except InputError as error:
-        _fail(error)
+    with connect() as con:
+        result = load_responses(con, file)
     _report_jsonl(result, "responses")
 
 
@@ -123,11 +114,8 @@ def load_judgments_command(file: Path) -> None:
     """Load free-response judgments made elsewhere (JSONL; another judge pipeline or people)."""
     from ingest.load.judgments import load_judgments
 
-    try:
-        with connect() as con:
-            result = load_judgments(con, file)
-    except InputError as error:
-        _fail(error)
+    with connect() as con:
+        result = load_judgments(con, file)
     _report_jsonl(result, "judgments")
 
 
@@ -184,13 +172,10 @@ def answer(model, base_url, limit, concurrency, temperature, max_tokens, timeout
     """Answer each pending row of fct_answer_requests once (Appendix C prompts)."""
     from ingest.llm.answer import answer_requests
 
-    try:
-        with connect() as con:
-            summary = answer_requests(con, model, base_url, conditions.split(",") if conditions else None,
-                                      list(variants) or None, limit, concurrency,
-                                      _settings(temperature, max_tokens, timeout, max_retries, api), warning_position, seed)
-    except InputError as error:
-        _fail(error)
+    with connect() as con:
+        summary = answer_requests(con, model, base_url, conditions.split(",") if conditions else None,
+                                  list(variants) or None, limit, concurrency,
+                                  _settings(temperature, max_tokens, timeout, max_retries, api), warning_position, seed)
     _report_run(summary, model)
 
 
@@ -200,12 +185,9 @@ def judge_command(model, base_url, limit, concurrency, temperature, max_tokens, 
     """Score free responses with the Appendix C judge prompts (individual and paired); then build."""
     from ingest.llm.judge import judge
 
-    try:
-        with connect() as con:
-            summary = judge(con, model, base_url, limit, concurrency,
-                            _settings(0.0 if temperature is None else temperature, max_tokens, timeout, max_retries, api))
-    except InputError as error:
-        _fail(error)
+    with connect() as con:
+        summary = judge(con, model, base_url, limit, concurrency,
+                        _settings(0.0 if temperature is None else temperature, max_tokens, timeout, max_retries, api))
     _report_run(summary, f"{model} judgments")
 
 
@@ -223,14 +205,11 @@ def generate_questions_command(model, base_url, limit, concurrency, temperature,
     from ingest.llm.questions import generate_questions
 
     path = warehouse_path()
-    try:
-        with connect() as con:
-            summary, loaded, failures = generate_questions(
-                con, model, path.with_name(path.stem + ".generated"), base_url,
-                cases.split(",") if cases else None, concurrency,
-                _settings(temperature, max(max_tokens, 8000), timeout, max_retries, api))
-    except InputError as error:
-        _fail(error)
+    with connect() as con:
+        summary, loaded, failures = generate_questions(
+            con, model, path.with_name(path.stem + ".generated"), base_url,
+            cases.split(",") if cases else None, concurrency,
+            _settings(temperature, max(max_tokens, 8000), timeout, max_retries, api))
     click.echo(f"{model}: {loaded} questions loaded; {len(failures)} problems left after one repair "
                "(raw.rejected_rows, kind generated_questions)")
     _report_run(summary, f"{model} question generation")
@@ -242,12 +221,9 @@ def generate_narratives_command(model, base_url, limit, concurrency, temperature
     """Write a synthetic narrative for each fct_narrative_requests scope (run it with the answering model)."""
     from ingest.llm.answer import generate_narratives
 
-    try:
-        with connect() as con:
-            summary = generate_narratives(con, model, base_url, limit, concurrency,
-                                          _settings(temperature, max_tokens, timeout, max_retries, api))
-    except InputError as error:
-        _fail(error)
+    with connect() as con:
+        summary = generate_narratives(con, model, base_url, limit, concurrency,
+                                      _settings(temperature, max_tokens, timeout, max_retries, api))
     _report_run(summary, f"{model} narratives")
     click.echo("run `hindsight build` so that condition 3.x requests for this model appear")
 
@@ -259,11 +235,8 @@ def load_hindsightbench_command(root: Path, models: tuple[str, ...]) -> None:
     """Load a HindsightBench release (arm cells, date and LAP probes, panel dates, SPX labels)."""
     from ingest.load.hindsightbench import load_hindsightbench
 
-    try:
-        with connect() as con:
-            result = load_hindsightbench(con, root, list(models) or None)
-    except InputError as error:
-        _fail(error)
+    with connect() as con:
+        result = load_hindsightbench(con, root, list(models) or None)
     click.echo(f"load {result.load_id}: models {', '.join(result.models) or '(none new)'}; {result.cells} cells, "
                f"{result.sketches} sketches, {result.probe_lines} probe lines, {result.quarantined} quarantined; "
                f"already loaded: {', '.join(result.already_loaded) or 'none'}")
@@ -286,10 +259,7 @@ def leaderboard(out: Path | None, frozen: Path | None, strict: bool) -> None:
     out.with_suffix(".md").write_text(board.markdown(rows) + "\n")
     click.echo(f"{len(rows)} models -> {out.with_suffix('.csv')}, {out.with_suffix('.md')}")
     if frozen:
-        try:
-            messages, failed = board.check(rows, frozen, strict)
-        except InputError as error:
-            _fail(error)
+        messages, failed = board.check(rows, frozen, strict)
         for message in messages:
             click.echo(f"  {message}")
         click.echo("drift check: " + ("FAILED" if failed else "ok"))
@@ -304,11 +274,8 @@ def query(sql: str, csv_path: Path | None) -> None:
     """Run a read-only SQL query (checked with sqlglot) on the warehouse."""
     from ingest.publish.query import run_query
 
-    try:
-        with connect(warehouse_path(), read_only=True) as con:
-            names, rows = run_query(con, sql, csv_path)
-    except InputError as error:
-        _fail(error)
+    with connect(warehouse_path(), read_only=True) as con:
+        names, rows = run_query(con, sql, csv_path)
     if csv_path:
         click.echo(f"{len(rows)} rows -> {csv_path}")
         return
@@ -338,10 +305,7 @@ def report(out: Path) -> None:
     """Write the static HTML report (both protocols, from the marts) to OUT/index.html."""
     from ingest.publish.report import write_report
 
-    try:
-        index = write_report(warehouse_path(), out)
-    except InputError as error:
-        _fail(error)
+    index = write_report(warehouse_path(), out)
     click.echo(f"report: {index.resolve()}")
 
 

@@ -53,25 +53,46 @@ def _api_key(variable: str, base_url: str | None) -> str:
 
 
 class _Sampled:
-    """Sampling fields as the model takes them (seeds/model_capabilities.csv)."""
+    """Sampling fields as the model takes them (seeds/model_capabilities.csv), worked out once per
+    settings of a run, not at every call."""
     provider: str
     model: str
 
     def arguments(self, settings: Settings) -> tuple[dict, list[str]]:
         """(the fields sent with every request, notes on settings the model does not take)."""
+        cache = self.__dict__.setdefault("_arguments_by_settings", {})
+        key = (settings.temperature, settings.max_tokens)
+        if key not in cache:
+            cache[key] = self._arguments(settings)
+        return cache[key]
+
+    def _arguments(self, settings: Settings) -> tuple[dict, list[str]]:
         return request_arguments(capability(self.provider, self.model), self.model, settings.temperature,
                                  settings.max_tokens)
 
 
-class OpenAIChat(_Sampled):
-    provider = "openai"
+class _Remote(_Sampled):
+    """A provider SDK's async client: the key from the environment (never stored), the SDK's own
+    retries with backoff, a timeout per attempt."""
+    key_variable: str
 
     def __init__(self, model: str, base_url: str | None, settings: Settings):
+        self.model, self.base_url = model, base_url
+        self.client = self._client(api_key=_api_key(self.key_variable, base_url), base_url=base_url,
+                                   timeout=settings.timeout, max_retries=settings.max_retries)
+
+    async def close(self) -> None:
+        await self.client.close()
+
+
+class OpenAIChat(_Remote):
+    provider, key_variable = "openai", "OPENAI_API_KEY"
+
+    @staticmethod
+    def _client(**options):
         import openai
 
-        self.model, self.base_url = model, base_url
-        self.client = openai.AsyncOpenAI(api_key=_api_key("OPENAI_API_KEY", base_url), base_url=base_url,
-                                         timeout=settings.timeout, max_retries=settings.max_retries)
+        return openai.AsyncOpenAI(**options)
 
     async def complete(self, messages: list[dict], settings: Settings, context: dict | None = None) -> Completion:
         reply = await self.client.chat.completions.create(model=self.model, messages=messages, **self.arguments(settings)[0])
@@ -79,17 +100,14 @@ class OpenAIChat(_Sampled):
         return Completion(reply.choices[0].message.content or "", reply.model,
                           usage.prompt_tokens if usage else None, usage.completion_tokens if usage else None)
 
-    async def close(self) -> None:
-        await self.client.close()
-
 
 class OpenAIResponses(OpenAIChat):
     """OpenAI's Responses API (the same client): instructions apart from the input, `max_output_tokens`
     (reasoning included), and the reply's text assembled from its message items (reasoning items are
     not text)."""
 
-    def arguments(self, settings: Settings) -> tuple[dict, list[str]]:
-        arguments, notes = super().arguments(settings)
+    def _arguments(self, settings: Settings) -> tuple[dict, list[str]]:
+        arguments, notes = super()._arguments(settings)
         limit = {key: arguments.pop(key) for key in ("max_tokens", "max_completion_tokens") if key in arguments}
         return {"max_output_tokens": next(iter(limit.values())), **arguments}, notes
 
@@ -104,15 +122,14 @@ class OpenAIResponses(OpenAIChat):
         return Completion(text, reply.model, usage.input_tokens if usage else None, usage.output_tokens if usage else None)
 
 
-class AnthropicMessages(_Sampled):
-    provider = "anthropic"
+class AnthropicMessages(_Remote):
+    provider, key_variable = "anthropic", "ANTHROPIC_API_KEY"
 
-    def __init__(self, model: str, base_url: str | None, settings: Settings):
+    @staticmethod
+    def _client(**options):
         import anthropic
 
-        self.model, self.base_url = model, base_url
-        self.client = anthropic.AsyncAnthropic(api_key=_api_key("ANTHROPIC_API_KEY", base_url), base_url=base_url,
-                                               timeout=settings.timeout, max_retries=settings.max_retries)
+        return anthropic.AsyncAnthropic(**options)
 
     async def complete(self, messages: list[dict], settings: Settings, context: dict | None = None) -> Completion:
         system = "\n".join(m["content"] for m in messages if m["role"] == "system")
@@ -121,9 +138,6 @@ class AnthropicMessages(_Sampled):
                                                    **self.arguments(settings)[0])
         text = "".join(getattr(block, "text", "") for block in reply.content)
         return Completion(text, reply.model, reply.usage.input_tokens, reply.usage.output_tokens)
-
-    async def close(self) -> None:
-        await self.client.close()
 
 
 class SimulatedModel(_Sampled):

@@ -66,12 +66,13 @@ def generate_questions(con, spec: str, out_dir: Path, base_url: str | None = Non
     for row in rows:
         cases.setdefault(row["case_id"], []).append(row["cohort"])
 
-    replies: dict[str, str] = {}
+    # each case's newest reply with its validation (valid questions, problems, set problems), checked once
+    replies: dict[str, tuple[str, tuple]] = {}
 
     def keep(cursor, job: Job, completion) -> str:
-        replies[job.target_id] = completion.text
-        _, problems, set_problems = _validate(completion.text, *job.context["case"], cases)
-        return "ok" if not problems and not set_problems else "invalid_questions"
+        checked = _validate(completion.text, *job.context["case"], cases)
+        replies[job.target_id] = (completion.text, checked)
+        return "ok" if not checked[1] and not checked[2] else "invalid_questions"
 
     first = [Job("questions", f"{row['cohort']}/{row['case_id']}", question_generation_messages(row),
                  {"case": (row["cohort"], row["case_id"])}) for row in rows]
@@ -80,10 +81,10 @@ def generate_questions(con, spec: str, out_dir: Path, base_url: str | None = Non
     for job in first:
         if job.target_id not in replies:
             continue
-        _, problems, set_problems = _validate(replies[job.target_id], *job.context["case"], cases)
+        text, (_, problems, set_problems) = replies[job.target_id]
         if problems or set_problems:
             problems = problems + set_problems
-            follow_up = job.messages + [{"role": "assistant", "content": replies[job.target_id]},
+            follow_up = job.messages + [{"role": "assistant", "content": text},
                                         {"role": "user", "content": QUESTION_REPAIR.format(problems="\n".join(problems))}]
             repairs.append(Job("questions_repair", job.target_id, follow_up, job.context))
     if repairs:
@@ -99,7 +100,7 @@ def generate_questions(con, spec: str, out_dir: Path, base_url: str | None = Non
     for job in first:
         if job.target_id not in replies:
             continue
-        valid, problems, set_problems = _validate(replies[job.target_id], *job.context["case"], cases)
+        text, (valid, problems, set_problems) = replies[job.target_id]
         if set_problems:
             # a set that still misses the design after its repair is rejected whole: its questions
             # would skew the metrics' eval-target and format mix
@@ -107,7 +108,7 @@ def generate_questions(con, spec: str, out_dir: Path, base_url: str | None = Non
             valid = []
         accepted += valid
         failures += [(None, "generated_questions", f"{spec}:{job.target_id}", n, "(reply)", problem,
-                      "inspect the raw reply in raw.rejected_rows / raw.llm_calls", replies[job.target_id], now)
+                      "inspect the raw reply in raw.rejected_rows / raw.llm_calls", text, now)
                      for n, problem in enumerate(problems, start=1)]
     known = set(con.execute("select source_file, reason from raw.rejected_rows where kind = 'generated_questions'").fetchall())
     fresh = [f for f in failures if (f[2], f[5]) not in known]

@@ -57,12 +57,12 @@ def cells(row: dict) -> dict[str, str]:
     # delta needs a LAP signal: a model whose LAP recall is at chance has none (the release marks it
     # invalid); where delta's own rules fail it is NULL and the failed rule is named
     if row["lap_at_chance"]:
-        delta = "—ᵍ (LAP at chance)"
+        delta, delta_t = "—ᵍ (LAP at chance)", "—"
     elif row["delta"] is None:
-        delta = "—ᵍ (" + (row["delta_gate"] or "undefined") + ")"
+        delta, delta_t = "—ᵍ (" + (row["delta_gate"] or "undefined") + ")", "—"
     else:
         delta = _number(row["delta"]) + ("ʳ" if row["delta_rank_deficient"] else "")
-    delta_t = _share(row["delta_t"]) if delta[0] != "—" else "—"
+        delta_t = _share(row["delta_t"])
     return {
         "model": row["display"] or row["model_key"],
         "gen": "—" if row["generation"] is None else str(int(row["generation"])),

@@ -9,28 +9,33 @@ with questions as (
 ),
 
 reference_events as (
-    select cohort, case_id, event, time_hours, chronological_index
+    -- each text normalised once, not once per question it is compared with
+    select cohort, case_id, time_hours, chronological_index, {{ normalised_event_text('event') }} as event_key
     from {{ ref('int_tts_events_ordered') }}
     where source = '{{ var("reference_source") }}'
 ),
 
+cutoffs as (
+    select question_id, cohort, case_id, cutoff_hours, {{ normalised_event_text('cutoff_event') }} as event_key
+    from questions
+),
+
 counted as (
     select
-        questions.question_id,
+        cutoffs.question_id,
         count(reference_events.time_hours) as n_reference_events,
         count(reference_events.time_hours) filter (
-            where {{ is_visible_at_cutoff('reference_events.time_hours', 'questions.cutoff_hours') }}
+            where {{ is_visible_at_cutoff('reference_events.time_hours', 'cutoffs.cutoff_hours') }}
         ) as n_reference_events_at_cutoff,
         min(reference_events.chronological_index) filter (
-            where reference_events.time_hours = questions.cutoff_hours
-                and {{ normalised_event_text('reference_events.event') }}
-                    = {{ normalised_event_text('questions.cutoff_event') }}
+            where reference_events.time_hours = cutoffs.cutoff_hours
+                and reference_events.event_key = cutoffs.event_key
         ) as cutoff_event_index
-    from questions
+    from cutoffs
     left join reference_events
-        on reference_events.cohort = questions.cohort
-        and reference_events.case_id = questions.case_id
-    group by questions.question_id
+        on reference_events.cohort = cutoffs.cohort
+        and reference_events.case_id = cutoffs.case_id
+    group by cutoffs.question_id
 ),
 
 positioned as (
