@@ -18,7 +18,7 @@ from pathlib import Path
 from ingest.build import build
 from ingest.db import connect
 from ingest.llm.answer import answer_requests
-from ingest.llm.providers import Settings
+from ingest.llm.profiles import Overrides
 from ingest.load.cases import load_cases
 from ingest.load.questions import load_questions
 
@@ -58,15 +58,15 @@ def main() -> None:
     try:
         with connect(db) as con:
             started = time.perf_counter()   # start-up: one request, minus the server's delay
-            answer_requests(con, "openai:startup", url, limit=1, settings=Settings())
+            answer_requests(con, "openai:startup", url, limit=1, overrides=Overrides())
             startup = time.perf_counter() - started - args.delay
             started = time.perf_counter()
             summary = answer_requests(con, "openai:bench", url, limit=args.requests,
-                                      concurrency=args.concurrency, settings=Settings())
+                                      concurrency=args.concurrency, overrides=Overrides())
             seconds = time.perf_counter() - started
             started = time.perf_counter()
             rerun = answer_requests(con, "openai:bench", url, limit=args.requests,
-                                    concurrency=args.concurrency, settings=Settings())
+                                    concurrency=args.concurrency, overrides=Overrides())
             rerun_seconds = time.perf_counter() - started
             calls = con.execute("select count(*) from raw.llm_calls where model = 'openai:bench'").fetchone()[0]
     finally:

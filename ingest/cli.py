@@ -126,8 +126,15 @@ def _run_options(function):
         click.option("--base-url", help="OpenAI-compatible server (vLLM, llama.cpp, Ollama) or another API endpoint."),
         click.option("--limit", type=int, help="Only the first N matching requests in a stable order (answered or not)."),
         click.option("--concurrency", default=8, show_default=True, help="Calls in flight at once."),
-        click.option("--temperature", type=float, help="Sampling temperature (provider default when absent)."),
-        click.option("--max-tokens", default=1024, show_default=True, help="Output token limit per call."),
+        click.option("--profile", help="A seeds/sampling_profiles.csv profile of this request kind instead of the "
+                                        "one the requests mart carries (var sampling_profiles)."),
+        click.option("--temperature", type=float, help="Sampling temperature (default: the profile's; empty there means the provider's)."),
+        click.option("--max-tokens", type=int, help="Output token limit per call, reasoning included (default: the profile's)."),
+        click.option("--reasoning-effort", type=click.Choice(["minimal", "low", "medium", "high"]),
+                     help="OpenAI reasoning effort, for models that take one (seeds/model_capabilities.csv)."),
+        click.option("--thinking-budget", type=int, help="Anthropic extended thinking budget (>= 1024, below --max-tokens; temperature 1)."),
+        click.option("--response-format", type=click.Choice(["text", "json_object"]), help="JSON mode where the model takes it."),
+        click.option("--samples", type=click.IntRange(min=1), help="Independent calls per request (default: the profile's)."),
         click.option("--timeout", default=120.0, show_default=True, help="Seconds per request attempt."),
         click.option("--max-retries", default=5, show_default=True, help="Retries on 429, 5xx and timeouts (backoff honours retry-after)."),
         click.option("--api", type=click.Choice(["chat", "responses"]), default="chat", show_default=True,
@@ -137,15 +144,21 @@ def _run_options(function):
     return function
 
 
-def _settings(temperature, max_tokens, timeout, max_retries, api="chat"):
-    from ingest.llm.providers import Settings
+RUN_OPTIONS = ("profile", "temperature", "max_tokens", "reasoning_effort", "thinking_budget", "response_format", "samples",
+               "timeout", "max_retries", "api")
 
-    return Settings(temperature=temperature, max_tokens=max_tokens, timeout=timeout, max_retries=max_retries, api=api)
+
+def _overrides(options: dict):
+    """The run's flags over the requests' sampling profiles (ingest/llm/profiles.py)."""
+    from ingest.llm.profiles import Overrides
+
+    return Overrides(**{name: options.pop(name) for name in RUN_OPTIONS})
 
 
 def _report_run(summary, what: str) -> None:
-    click.echo(f"{what}: {summary.selected} selected, {summary.answered} answered now, {summary.from_cache} already stored, "
-               f"{summary.failed} failed, {summary.unparsed} not the expected JSON (kept with their raw text); "
+    click.echo(f"{what}: {summary.selected} calls selected, {summary.answered} answered now, {summary.from_cache} already stored, "
+               f"{summary.failed} failed, {summary.unparsed} not the expected JSON (kept with their raw text), "
+               f"{summary.truncated} truncated at the token limit; "
                f"tokens in {summary.input_tokens}, out {summary.output_tokens} (cost: `hindsight status`)")
     for note in summary.notes:
         click.echo(f"  note: {note}")
@@ -167,27 +180,27 @@ def _report_run(summary, what: str) -> None:
 @click.option("--warning-position", type=click.Choice(["start", "end"]), default="end", show_default=True,
               help="Where the warning variant puts the paper's two warning sentences (the paper used both).")
 @click.option("--seed", default=0, show_default=True, help="Seed of a simulator's draws.")
-def answer(model, base_url, limit, concurrency, temperature, max_tokens, timeout, max_retries, api,
-           conditions, variants, warning_position, seed):
-    """Answer each pending row of fct_answer_requests once (Appendix C prompts)."""
+@click.option("--retry-truncated", is_flag=True,
+              help="Ask again only the samples whose answer ran out of tokens, as new calls (give a larger --max-tokens).")
+def answer(model, base_url, limit, concurrency, conditions, variants, warning_position, seed, retry_truncated, **options):
+    """Answer each pending row of fct_answer_requests, once per sample (Appendix C prompts)."""
     from ingest.llm.answer import answer_requests
 
     with connect() as con:
         summary = answer_requests(con, model, base_url, conditions.split(",") if conditions else None,
-                                  list(variants) or None, limit, concurrency,
-                                  _settings(temperature, max_tokens, timeout, max_retries, api), warning_position, seed)
+                                  list(variants) or None, limit, concurrency, _overrides(options), warning_position, seed,
+                                  retry_truncated)
     _report_run(summary, model)
 
 
 @main.command("judge")
 @_run_options
-def judge_command(model, base_url, limit, concurrency, temperature, max_tokens, timeout, max_retries, api):
+def judge_command(model, base_url, limit, concurrency, **options):
     """Score free responses with the Appendix C judge prompts (individual and paired); then build."""
     from ingest.llm.judge import judge
 
     with connect() as con:
-        summary = judge(con, model, base_url, limit, concurrency,
-                        _settings(0.0 if temperature is None else temperature, max_tokens, timeout, max_retries, api))
+        summary = judge(con, model, base_url, limit, concurrency, _overrides(options))
     _report_run(summary, f"{model} judgments")
 
 
@@ -199,8 +212,7 @@ def generate() -> None:
 @generate.command("questions")
 @_run_options
 @click.option("--cases", help="Comma-separated case ids (default: every case with a narrative).")
-def generate_questions_command(model, base_url, limit, concurrency, temperature, max_tokens, timeout, max_retries, api,
-                               cases):
+def generate_questions_command(model, base_url, limit, concurrency, cases, **options):
     """Generate 10 questions per case (Appendix C prompt), validate, repair once, load the valid ones."""
     from ingest.llm.questions import generate_questions
 
@@ -208,8 +220,7 @@ def generate_questions_command(model, base_url, limit, concurrency, temperature,
     with connect() as con:
         summary, loaded, failures = generate_questions(
             con, model, path.with_name(path.stem + ".generated"), base_url,
-            cases.split(",") if cases else None, concurrency,
-            _settings(temperature, max(max_tokens, 8000), timeout, max_retries, api))
+            cases.split(",") if cases else None, concurrency, _overrides(options))
     click.echo(f"{model}: {loaded} questions loaded; {len(failures)} problems left after one repair "
                "(raw.rejected_rows, kind generated_questions)")
     _report_run(summary, f"{model} question generation")
@@ -217,13 +228,12 @@ def generate_questions_command(model, base_url, limit, concurrency, temperature,
 
 @generate.command("narratives")
 @_run_options
-def generate_narratives_command(model, base_url, limit, concurrency, temperature, max_tokens, timeout, max_retries, api):
+def generate_narratives_command(model, base_url, limit, concurrency, **options):
     """Write a synthetic narrative for each fct_narrative_requests scope (run it with the answering model)."""
     from ingest.llm.answer import generate_narratives
 
     with connect() as con:
-        summary = generate_narratives(con, model, base_url, limit, concurrency,
-                                      _settings(temperature, max_tokens, timeout, max_retries, api))
+        summary = generate_narratives(con, model, base_url, limit, concurrency, _overrides(options))
     _report_run(summary, f"{model} narratives")
     click.echo("run `hindsight build` so that condition 3.x requests for this model appear")
 

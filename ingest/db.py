@@ -148,8 +148,13 @@ create table if not exists raw.llm_calls (
     error                varchar,
     settings_sent        json                -- the sampling fields as sent (seeds/model_capabilities.csv)
 );
--- warehouses made before the ledger recorded the settings sent
+-- warehouses made before the ledger recorded the settings sent, samples, why a reply ended
+-- (finish_reason: length / max_tokens / max_output_tokens mean truncated) and reasoning text
 alter table raw.llm_calls add column if not exists settings_sent json;
+alter table raw.llm_calls add column if not exists sample_index integer;
+alter table raw.llm_calls add column if not exists sampling_profile varchar;
+alter table raw.llm_calls add column if not exists finish_reason varchar;
+alter table raw.llm_calls add column if not exists reasoning_text varchar;
 
 -- HindsightBench release layout (hindsight/outputs/bench/<model>/...)
 create table if not exists raw.hb_cells (

@@ -57,6 +57,14 @@ def status_report(con, path: Path) -> str:
                coalesce(sum(c.input_tokens), 0) as tokens_in, coalesce(sum(c.output_tokens), 0) as tokens_out,
                {cost} as cost_usd
         from raw.llm_calls c {price_join} group by all order by c.model, c.purpose""")
+    if _exists(con, "main", "agg_answer_completion"):
+        out += ["", "replies cut off by the token limit, per model and condition (scored as invalid; "
+                    "`hindsight answer --retry-truncated --max-tokens N` re-asks them):"]
+        out += text_table(con, """
+            select model, condition, sum(n_answers) as answers, sum(n_truncated) as truncated,
+                   round(sum(n_truncated) / sum(n_answers), 4) as truncation_rate, sum(n_truncated_in_use) as still_in_use
+            from main.agg_answer_completion group by model, condition having sum(n_truncated) > 0
+            order by model, condition""")
     if _exists(con, "main", "agg_tts_quality"):
         out += ["", "TTS records by status and reason (as of the last `hindsight build`):"]
         out += text_table(con, """

@@ -1,9 +1,10 @@
 """`hindsight answer` and `hindsight generate narratives`: the runners.
 
-Rows come from the requests marts (dbt decides what to ask); results append
-to raw.responses and raw.synthetic_narratives, one by one as they arrive, and
-every call to raw.llm_calls. Run `hindsight build` before (requests) and
-after (scores).
+Rows come from the requests marts (dbt decides what to ask, and with which
+sampling profile); results append to raw.responses and raw.synthetic_narratives,
+one by one as they arrive, and every call to raw.llm_calls. Each request is
+asked `samples` times (one call per sample). Run `hindsight build` before
+(requests) and after (scores).
 """
 from __future__ import annotations
 
@@ -12,17 +13,49 @@ import json
 from datetime import datetime, timezone
 
 from ingest.db import fetch_dicts, register_run, require_marts
+from ingest.errors import InputError
+from ingest.llm.profiles import Overrides, SettingsResolver
 from ingest.llm.prompts import PROMPT_TEMPLATE_VERSION, answer_messages, narrative_messages
-from ingest.llm.providers import Completion, Settings, SimulatedModel, base_url_host, make_provider
+from ingest.llm.providers import Completion, SimulatedModel, base_url_host, make_provider
 from ingest.llm.runner import RESPONSE_PARSER_VERSION, Job, RunSummary, parse_answer, run_jobs
+
+
+def _truncated_samples(con, spec: str, overrides: Overrides) -> dict[str, set[int]]:
+    """{request_id: sample indexes} whose answer by `spec` is still truncated (no complete reply yet);
+    refuses a budget no larger than the one that ran out."""
+    rows = con.execute("""
+        with answers as (
+            select payload ->> 'request_id' as request_id,
+                   coalesce(cast(payload ->> 'sample_index' as integer), 0) as sample_index,
+                   payload ->> 'response_parse_status' = 'truncated' as truncated,
+                   payload ->> 'call_id' as call_id
+            from raw.responses where model = ? and payload ->> 'request_id' is not null
+        )
+        select answers.request_id, answers.sample_index, max(calls.max_tokens)
+        from answers left join raw.llm_calls as calls using (call_id)
+        group by answers.request_id, answers.sample_index
+        having bool_and(answers.truncated)""", [spec]).fetchall()
+    largest = max((row[2] or 0 for row in rows), default=0)
+    if rows and (overrides.max_tokens or 0) <= largest:
+        raise InputError("--max-tokens", f"{len(rows)} truncated answers ran out at up to {largest} output tokens",
+                         f"pass --max-tokens above {largest} with --retry-truncated (the truncated replies stay in the ledger)")
+    samples: dict[str, set[int]] = {}
+    for request_id, sample, _ in rows:
+        samples.setdefault(request_id, set()).add(sample)
+    return samples
 
 
 def answer_requests(con, spec: str, base_url: str | None = None, conditions: list[str] | None = None,
                     variants: list[str] | None = None, limit: int | None = None, concurrency: int = 8,
-                    settings: Settings | None = None, warning_position: str = "end", seed: int = 0) -> RunSummary:
-    settings = settings or Settings()
+                    overrides: Overrides | None = None, warning_position: str = "end", seed: int = 0,
+                    retry_truncated: bool = False) -> RunSummary:
+    """Ask each row of fct_answer_requests (filtered) once per sample; with `retry_truncated`, only the
+    samples whose stored answer ran out of tokens, as new calls with the larger budget."""
+    overrides = overrides or Overrides()
     require_marts(con, "fct_answer_requests", "fct_narrative_requests", "dim_questions")
-    provider = make_provider(spec, base_url, settings)
+    provider = make_provider(spec, base_url, overrides.transport())
+    settings_for = SettingsResolver(con, "answer", overrides)
+    retry = _truncated_samples(con, spec, overrides) if retry_truncated else None
     where, params = ["(r.narrative_model is null or r.narrative_model = ?)"], [spec]
     if conditions:
         where.append(f"r.condition in ({', '.join('?' * len(conditions))})")
@@ -51,7 +84,10 @@ def answer_requests(con, spec: str, base_url: str | None = None, conditions: lis
         answer = parsed.get("answer") if parsed else completion.text
         answer = ("true" if answer else "false") if isinstance(answer, bool) else (None if answer is None else str(answer))
         evidence = parsed.get("evidence") if parsed else None
-        payload = {"call_id": job.call_id, "request_id": request["request_id"], "provider": provider.provider,
+        if completion.truncated:
+            status = "truncated"
+        payload = {"call_id": job.call_id, "request_id": request["request_id"], "sample_index": job.sample,
+                   "finish_reason": completion.finish_reason, "provider": provider.provider,
                    "base_url_host": base_url_host(provider.base_url), "reported_model": completion.reported_model,
                    "response_parse_status": status, "response_parser_version": RESPONSE_PARSER_VERSION,
                    "prompt_template_version": PROMPT_TEMPLATE_VERSION,
@@ -65,20 +101,29 @@ def answer_requests(con, spec: str, base_url: str | None = None, conditions: lis
             json.dumps(payload), datetime.now(timezone.utc).replace(tzinfo=None)])
         return status
 
-    jobs = [Job("answer", row["request_id"], answer_messages(row, warning_position), {**row, "seed": seed},
-                row["prompt_variant"], warning_position if row["prompt_variant"] == "warning" else None)
-            for row in rows]
-    return run_jobs(con, provider, spec, jobs, settings, concurrency, write)
+    jobs = []
+    for row in rows:
+        settings = settings_for(row)
+        messages = answer_messages(row, warning_position)
+        for sample in range(settings.samples):
+            if retry is not None and sample not in retry.get(row["request_id"], ()):
+                continue
+            # a simulator draws each sample apart; sample 0 keeps the draws it always had
+            context = {**row, "seed": seed if sample == 0 else f"{seed}:{sample}"}
+            jobs.append(Job("answer", row["request_id"], messages, context, row["prompt_variant"],
+                            warning_position if row["prompt_variant"] == "warning" else None, sample, settings))
+    return run_jobs(con, provider, spec, jobs, overrides.transport(), concurrency, write)
 
 
 def generate_narratives(con, spec: str, base_url: str | None = None, limit: int | None = None,
-                        concurrency: int = 8, settings: Settings | None = None) -> RunSummary:
-    """Condition-3 synthetic narratives, one per information scope, by the model that will answer."""
-    settings = settings or Settings()
+                        concurrency: int = 8, overrides: Overrides | None = None) -> RunSummary:
+    """Condition-3 synthetic narratives, one per question, scope and source, by the model that will answer."""
+    overrides = overrides or Overrides()
     require_marts(con, "fct_answer_requests", "fct_narrative_requests", "dim_questions")
-    provider = make_provider(spec, base_url, settings)
-    rows = con.execute(f"""select narrative_request_id, tts_lines from fct_narrative_requests
-                           order by narrative_request_id {'limit ' + str(int(limit)) if limit else ''}""").fetchall()
+    provider = make_provider(spec, base_url, overrides.transport())
+    settings_for = SettingsResolver(con, "narrative", overrides)
+    rows = fetch_dicts(con, f"""select * from fct_narrative_requests
+                                order by narrative_request_id {'limit ' + str(int(limit)) if limit else ''}""")
     written = {r[0] for r in con.execute("select narrative_request_id from raw.synthetic_narratives where model = ?",
                                          [spec]).fetchall()}
 
@@ -89,5 +134,7 @@ def generate_narratives(con, spec: str, base_url: str | None = None, limit: int 
                         [job.target_id, spec, completion.text.strip(), datetime.now(timezone.utc).replace(tzinfo=None)])
         return None
 
-    jobs = [Job("narrative", rid, narrative_messages(lines), {"tts_lines": lines}) for rid, lines in rows]
-    return run_jobs(con, provider, spec, jobs, settings, concurrency, write)
+    # one narrative per request: a truncated one is kept (its call says so), samples do not apply
+    jobs = [Job("narrative", row["narrative_request_id"], narrative_messages(row["tts_lines"]), {"tts_lines": row["tts_lines"]},
+                settings=settings_for(row)) for row in rows]
+    return run_jobs(con, provider, spec, jobs, overrides.transport(), concurrency, write)

@@ -14,8 +14,9 @@ import hashlib
 from datetime import datetime, timezone
 
 from ingest.db import fetch_dicts, require_marts
+from ingest.llm.profiles import Overrides, SettingsResolver
 from ingest.llm.prompts import judgment_messages
-from ingest.llm.providers import Completion, Settings, make_provider
+from ingest.llm.providers import Completion, make_provider
 from ingest.llm.runner import Job, RunSummary, parse_json_object, run_jobs
 
 SCORES = {0, 0.5, 1}
@@ -33,10 +34,11 @@ def _parse_scores(text: str, fields: list[str], flags: list[str] = ()) -> tuple[
 
 
 def judge(con, spec: str, base_url: str | None = None, limit: int | None = None, concurrency: int = 8,
-          settings: Settings | None = None) -> RunSummary:
-    settings = settings or Settings(temperature=0.0)
+          overrides: Overrides | None = None) -> RunSummary:
+    overrides = overrides or Overrides()
     require_marts(con, "fct_judgment_requests")
-    provider = make_provider(spec, base_url, settings)
+    provider = make_provider(spec, base_url, overrides.transport())
+    settings_for = SettingsResolver(con, "judge", overrides)
     now = lambda: datetime.now(timezone.utc).replace(tzinfo=None)  # noqa: E731
     judged = {r[0] for r in con.execute("select coalesce(response_id, full_response_id || '|' || masked_response_id) "
                                         "from raw.judgments where judge_model = ?", [spec]).fetchall()}
@@ -45,7 +47,8 @@ def judge(con, spec: str, base_url: str | None = None, limit: int | None = None,
         for request in fetch_dicts(con, f"""select * from fct_judgment_requests where judgment_kind = ?
                                             order by {order} {'limit ' + str(int(limit)) if limit else ''}""", [kind]):
             jobs.append(Job("judge", request["target_id"], judgment_messages(request),
-                            {"kind": kind, **{k: request[k] for k in ("response_id", "full_response_id", "masked_response_id")}}))
+                            {"kind": kind, **{k: request[k] for k in ("response_id", "full_response_id", "masked_response_id")}},
+                            settings=settings_for(request)))
 
     def write(cursor, job: Job, completion: Completion) -> str:
         kind = job.context["kind"]
@@ -53,6 +56,8 @@ def judge(con, spec: str, base_url: str | None = None, limit: int | None = None,
             value, status = _parse_scores(completion.text, INDIVIDUAL_FIELDS)
         else:
             value, status = _parse_scores(completion.text, PAIRED_SCORE_FIELDS, ["full_equals_masked"])
+        if completion.truncated:
+            return "truncated"        # a judgment cut off by the token limit is not a judgment
         if value is None or job.target_id in judged:
             return status
         judged.add(job.target_id)
@@ -65,4 +70,4 @@ def judge(con, spec: str, base_url: str | None = None, limit: int | None = None,
             row["masked_htr_score"], row["hbr_score"], completion.text, now()])
         return status
 
-    return run_jobs(con, provider, spec, jobs, settings, concurrency, write)
+    return run_jobs(con, provider, spec, jobs, overrides.transport(), concurrency, write)

@@ -1,9 +1,11 @@
 """Model providers behind one async `complete(messages, settings)` call.
 
 Sampling fields follow the model's row in seeds/model_capabilities.csv (which token
-parameter, whether a temperature is taken). `openai:MODEL` uses the openai SDK (chat completions; with a base URL any
-OpenAI-compatible server such as vLLM, llama.cpp or Ollama); `anthropic:MODEL`
-the anthropic SDK (messages); `sim:NAME` a labelled simulator. SDKs are
+parameter, whether a temperature is taken, reasoning effort or extended thinking). Every
+completion says why it ended (`finish_reason`: a reply cut off by the token limit is
+`truncated`) and keeps reasoning or thinking text apart from the answer text.
+`openai:MODEL` uses the openai SDK (chat completions; with a base URL any OpenAI-compatible
+server such as vLLM, llama.cpp or Ollama); `anthropic:MODEL` the anthropic SDK (messages); `sim:NAME` a labelled simulator. SDKs are
 imported only when their provider is used. Retries with exponential backoff
 that honour `retry-after` on 429, 5xx and timeouts are the SDKs' own
 (`max_retries`), with a per-request `timeout`. Keys come from the environment
@@ -20,6 +22,9 @@ from ingest.errors import InputError
 from ingest.llm.capabilities import capability, request_arguments
 from ingest.llm.simulators import Simulator
 
+# why a reply ended on the output token limit, as each API says it
+TRUNCATED = {"length", "max_tokens", "max_output_tokens"}
+
 
 @dataclass
 class Completion:
@@ -27,21 +32,37 @@ class Completion:
     reported_model: str | None
     input_tokens: int | None
     output_tokens: int | None
+    finish_reason: str | None = None
+    reasoning_text: str | None = None       # thinking blocks / reasoning summaries, never part of `text`
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason in TRUNCATED
 
 
-@dataclass
+@dataclass(frozen=True)
 class Settings:
     temperature: float | None = None
     max_tokens: int = 1024
     timeout: float = 120.0
     max_retries: int = 5
     api: str = "chat"           # OpenAI endpoint: chat (chat completions) | responses (the Responses API)
+    response_format: str = "text"           # text | json_object
+    reasoning_effort: str | None = None     # OpenAI reasoning models
+    thinking_budget: int | None = None      # Anthropic extended thinking
+    samples: int = 1
+    profile: str | None = None              # the seeds/sampling_profiles.csv row these came from
 
     def output_affecting(self) -> dict:
-        """What goes into a call's identity (not retries or timeouts); the endpoint only when it is not
-        the default, so calls stored before there was a choice keep their ids."""
+        """What goes into a call's identity (not retries, timeouts or the number of samples); a field
+        only when it is not its default, so calls stored before it existed keep their ids."""
+        optional = {"api": (self.api, "chat"), "response_format": (self.response_format, "text"),
+                    "reasoning_effort": (self.reasoning_effort, None), "thinking_budget": (self.thinking_budget, None)}
         return {"temperature": self.temperature, "max_tokens": self.max_tokens,
-                **({"api": self.api} if self.api != "chat" else {})}
+                **{key: value for key, (value, default) in optional.items() if value != default}}
+
+    def sampling_key(self) -> tuple:
+        return (self.temperature, self.max_tokens, self.response_format, self.reasoning_effort, self.thinking_budget)
 
 
 def _api_key(variable: str, base_url: str | None) -> str:
@@ -61,14 +82,13 @@ class _Sampled:
     def arguments(self, settings: Settings) -> tuple[dict, list[str]]:
         """(the fields sent with every request, notes on settings the model does not take)."""
         cache = self.__dict__.setdefault("_arguments_by_settings", {})
-        key = (settings.temperature, settings.max_tokens)
+        key = settings.sampling_key()
         if key not in cache:
             cache[key] = self._arguments(settings)
         return cache[key]
 
     def _arguments(self, settings: Settings) -> tuple[dict, list[str]]:
-        return request_arguments(capability(self.provider, self.model), self.model, settings.temperature,
-                                 settings.max_tokens)
+        return request_arguments(capability(self.provider, self.model), self.model, settings)
 
 
 class _Remote(_Sampled):
@@ -96,9 +116,12 @@ class OpenAIChat(_Remote):
 
     async def complete(self, messages: list[dict], settings: Settings, context: dict | None = None) -> Completion:
         reply = await self.client.chat.completions.create(model=self.model, messages=messages, **self.arguments(settings)[0])
-        usage = reply.usage
-        return Completion(reply.choices[0].message.content or "", reply.model,
-                          usage.prompt_tokens if usage else None, usage.completion_tokens if usage else None)
+        usage, choice = reply.usage, reply.choices[0]
+        # OpenAI-compatible servers that think aloud (vLLM, llama.cpp, DeepSeek) put it in reasoning_content
+        reasoning = getattr(choice.message, "reasoning_content", None) or (choice.message.model_extra or {}).get("reasoning_content")
+        return Completion(choice.message.content or "", reply.model,
+                          usage.prompt_tokens if usage else None, usage.completion_tokens if usage else None,
+                          choice.finish_reason, reasoning)
 
 
 class OpenAIResponses(OpenAIChat):
@@ -109,7 +132,12 @@ class OpenAIResponses(OpenAIChat):
     def _arguments(self, settings: Settings) -> tuple[dict, list[str]]:
         arguments, notes = super()._arguments(settings)
         limit = {key: arguments.pop(key) for key in ("max_tokens", "max_completion_tokens") if key in arguments}
-        return {"max_output_tokens": next(iter(limit.values())), **arguments}, notes
+        arguments = {"max_output_tokens": next(iter(limit.values())), **arguments}
+        if "reasoning_effort" in arguments:
+            arguments["reasoning"] = {"effort": arguments.pop("reasoning_effort")}
+        if "response_format" in arguments:
+            arguments["text"] = {"format": arguments.pop("response_format")}
+        return arguments, notes
 
     async def complete(self, messages: list[dict], settings: Settings, context: dict | None = None) -> Completion:
         instructions = "\n".join(m["content"] for m in messages if m["role"] == "system")
@@ -118,8 +146,14 @@ class OpenAIResponses(OpenAIChat):
                                                    **self.arguments(settings)[0])
         text = "".join(part.text for item in reply.output if item.type == "message"
                        for part in item.content if part.type == "output_text")
+        reasoning = "\n".join(part.text for item in reply.output if item.type == "reasoning"
+                              for part in (item.summary or []))
         usage = reply.usage
-        return Completion(text, reply.model, usage.input_tokens if usage else None, usage.output_tokens if usage else None)
+        # an incomplete response says why: max_output_tokens is the token limit
+        finish = (reply.incomplete_details.reason if reply.status == "incomplete" and reply.incomplete_details
+                  else reply.status)
+        return Completion(text, reply.model, usage.input_tokens if usage else None, usage.output_tokens if usage else None,
+                          finish, reasoning or None)
 
 
 class AnthropicMessages(_Remote):
@@ -136,8 +170,11 @@ class AnthropicMessages(_Remote):
         turns = [m for m in messages if m["role"] != "system"]
         reply = await self.client.messages.create(model=self.model, system=system, messages=turns,
                                                    **self.arguments(settings)[0])
-        text = "".join(getattr(block, "text", "") for block in reply.content)
-        return Completion(text, reply.model, reply.usage.input_tokens, reply.usage.output_tokens)
+        # thinking blocks stay apart from the answer text
+        text = "".join(block.text for block in reply.content if block.type == "text")
+        thinking = "\n".join(block.thinking for block in reply.content if block.type == "thinking")
+        return Completion(text, reply.model, reply.usage.input_tokens, reply.usage.output_tokens, reply.stop_reason,
+                          thinking or None)
 
 
 class SimulatedModel(_Sampled):
@@ -153,11 +190,11 @@ class SimulatedModel(_Sampled):
         context = context or {}
         if context.get("kind") in ("individual", "paired"):
             verdict = self.simulator.judge(json.loads(messages[-1]["content"]))
-            return Completion(json.dumps(verdict), self.simulator.name, None, None)
+            return Completion(json.dumps(verdict), self.simulator.name, None, None, "stop")
         if "tts_lines" in context:
-            return Completion(self.simulator.narrative(context["tts_lines"]), self.simulator.name, None, None)
+            return Completion(self.simulator.narrative(context["tts_lines"]), self.simulator.name, None, None, "stop")
         answer, evidence = self.simulator.answer(context, context.get("seed", 0))
-        return Completion(json.dumps({"answer": answer, "evidence": evidence}), self.simulator.name, None, None)
+        return Completion(json.dumps({"answer": answer, "evidence": evidence}), self.simulator.name, None, None, "stop")
 
     async def close(self) -> None:
         return None
@@ -168,6 +205,12 @@ def make_provider(spec: str, base_url: str | None, settings: Settings):
     if not sep or not model:
         raise InputError("--model", f"{spec!r} is not PROVIDER:MODEL",
                          "write e.g. openai:gpt-4.1-mini, anthropic:claude-haiku-4-5 or sim:prospective")
+    if settings.response_format not in ("text", "json_object"):
+        raise InputError("--response-format", f"unknown response format {settings.response_format!r}", "use text or json_object")
+    if settings.reasoning_effort not in (None, "minimal", "low", "medium", "high"):
+        raise InputError("--reasoning-effort", f"unknown effort {settings.reasoning_effort!r}", "use minimal, low, medium or high")
+    if settings.samples < 1:
+        raise InputError("--samples", f"{settings.samples} samples", "ask at least 1 sample per request")
     if settings.api not in ("chat", "responses"):
         raise InputError("--api", f"unknown API {settings.api!r}", "use chat or responses")
     if settings.api == "responses":

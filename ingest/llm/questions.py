@@ -19,8 +19,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ingest.db import fetch_dicts, register_run, require_marts
+from ingest.llm.profiles import Overrides, SettingsResolver
 from ingest.llm.prompts import QUESTION_REPAIR, question_generation_messages
-from ingest.llm.providers import Settings, make_provider
+from ingest.llm.providers import make_provider
 from ingest.llm.runner import Job, RunSummary, run_jobs
 from ingest.load.jsonl import RowError
 from ingest.load.question_design import case_deviations, question_deviations
@@ -55,10 +56,12 @@ def _validate(text: str, cohort: str, case_id: str, cases: dict) -> tuple[list[d
 
 
 def generate_questions(con, spec: str, out_dir: Path, base_url: str | None = None, case_ids: list[str] | None = None,
-                       concurrency: int = 8, settings: Settings | None = None) -> tuple[RunSummary, int, list[str]]:
-    settings = settings or Settings(max_tokens=8000)
+                       concurrency: int = 8, overrides: Overrides | None = None) -> tuple[RunSummary, int, list[str]]:
+    overrides = overrides or Overrides()
     require_marts(con, "fct_question_generation_requests")
-    provider = make_provider(spec, base_url, settings)
+    provider = make_provider(spec, base_url, overrides.transport())
+    settings_for = SettingsResolver(con, "question_generation", overrides)
+    settings = overrides.transport()
     where = f"where case_id in ({', '.join('?' * len(case_ids))})" if case_ids else ""
     rows = fetch_dicts(con, f"select * from fct_question_generation_requests {where} order by cohort, case_id",
                        case_ids or [])
@@ -75,7 +78,7 @@ def generate_questions(con, spec: str, out_dir: Path, base_url: str | None = Non
         return "ok" if not checked[1] and not checked[2] else "invalid_questions"
 
     first = [Job("questions", f"{row['cohort']}/{row['case_id']}", question_generation_messages(row),
-                 {"case": (row["cohort"], row["case_id"])}) for row in rows]
+                 {"case": (row["cohort"], row["case_id"])}, settings=settings_for(row)) for row in rows]
     summary = run_jobs(con, provider, spec, first, settings, concurrency, keep)
     repairs = []
     for job in first:
@@ -86,7 +89,7 @@ def generate_questions(con, spec: str, out_dir: Path, base_url: str | None = Non
             problems = problems + set_problems
             follow_up = job.messages + [{"role": "assistant", "content": text},
                                         {"role": "user", "content": QUESTION_REPAIR.format(problems="\n".join(problems))}]
-            repairs.append(Job("questions_repair", job.target_id, follow_up, job.context))
+            repairs.append(Job("questions_repair", job.target_id, follow_up, job.context, settings=job.settings))
     if repairs:
         # a run closes its client inside its event loop; the repair round gets a fresh one
         repaired = run_jobs(con, make_provider(spec, base_url, settings), spec, repairs, settings, concurrency, keep)

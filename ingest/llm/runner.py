@@ -1,9 +1,13 @@
 """Runs model calls for rows of the requests marts, exactly once.
 
-A call's id is a content hash of provider, model, base URL, rendered messages
-and output-affecting settings (not retries, timeouts or keys). A call id with
-a stored `ok` row is never sent again, and every result is written the moment
-it arrives, so an interrupted run resumes with nothing lost or duplicated.
+A call is one sample of one request: its id is a content hash of the request
+(target) and sample index, provider, model, base URL, rendered messages and
+output-affecting settings (not retries, timeouts or keys), so two requests
+with identical prompts (a full and a masked context that show the same
+events) are two calls, and `--samples N` makes N. A call id with a stored
+`ok` row is never sent again, and every result is written the moment it
+arrives, so an interrupted run resumes with nothing lost or duplicated. A
+reply that ended on the token limit is stored with parse status `truncated`.
 Calls run concurrently under a limit on one event loop; a writer thread
 stores each result as it arrives, one transaction each, through a cursor of
 the run's single DuckDB connection (one writing process per file).
@@ -36,6 +40,8 @@ class Job:
     context: dict                # what the writer (and a simulator) needs; never sent
     prompt_variant: str | None = None
     warning_position: str | None = None
+    sample: int = 0              # which sample of the request this call is
+    settings: Settings | None = None   # the request's sampling settings (the run's when None)
     call_id: str = ""
 
 
@@ -46,6 +52,7 @@ class RunSummary:
     answered: int = 0
     failed: int = 0
     unparsed: int = 0
+    truncated: int = 0                                  # replies that ended on the token limit
     input_tokens: int = 0
     output_tokens: int = 0
     errors: list[str] = field(default_factory=list)
@@ -66,13 +73,30 @@ def refused_parameter(error: Exception) -> str | None:
     code, message = (detail or {}).get("code"), str((detail or {}).get("message") or error)
     if code in REFUSED_CODES or "Unsupported parameter" in message or "Unsupported value" in message:
         return message
+    # Anthropic names the sampling field it refuses in an invalid_request_error
+    if (detail or {}).get("type") == "invalid_request_error" and SAMPLING_FIELD.search(message):
+        return message
     return None
 
 
-def call_id(provider, model: str, base_url: str | None, messages: list[dict], settings: Settings) -> str:
-    identity = {"provider": provider.provider, "model": model, "base_url": base_url, "messages": messages,
-                **settings.output_affecting()}
+SAMPLING_FIELD = re.compile(r"\b(temperature|thinking|budget_tokens|max_tokens|top_[kp])\b")
+
+
+def _digest(identity: dict) -> str:
     return hashlib.sha256(json.dumps(identity, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def call_id(provider, model: str, base_url: str | None, job: Job, settings: Settings) -> str:
+    """One sample of one request with these messages and output-affecting settings."""
+    return _digest({"provider": provider.provider, "model": model, "base_url": base_url, "messages": job.messages,
+                    "request": job.target_id, "sample": job.sample, **settings.output_affecting()})
+
+
+def legacy_call_id(provider, model: str, base_url: str | None, job: Job, settings: Settings) -> str:
+    """The id calls had before a call was one sample of one request (identical prompts shared a call):
+    a stored reply under it still answers sample 0, so an older warehouse is not asked again."""
+    return _digest({"provider": provider.provider, "model": model, "base_url": base_url, "messages": job.messages,
+                    **settings.output_affecting()})
 
 
 def parse_answer(text: str) -> tuple[dict | None, str]:
@@ -154,13 +178,15 @@ class _Writer(threading.Thread):
     def _store_one(self, job: Job, completion: Completion | None, record: dict) -> None:
         same, summary, cursor = self.groups[job.call_id], self.summary, self.cursor
         if completion:
-            # one call may serve several targets whose prompts are identical
             for target in same:
                 status = self.write(cursor, target, completion)
+            if completion.truncated:
+                status = "truncated"      # whatever the writer made of it, the model ran out of tokens
             if status is not None:
                 record["parse_status"], record["parser_version"] = status, RESPONSE_PARSER_VERSION
             summary.answered += len(same)
-            summary.unparsed += len(same) * (status not in (None, "ok"))
+            summary.truncated += len(same) * completion.truncated
+            summary.unparsed += len(same) * (status not in (None, "ok", "truncated"))
             summary.input_tokens += completion.input_tokens or 0
             summary.output_tokens += completion.output_tokens or 0
         else:
@@ -170,16 +196,13 @@ class _Writer(threading.Thread):
                        list(record.values()))
 
 
-async def _run(con, provider, model: str, groups: dict[str, list[Job]], settings: Settings, concurrency: int,
+async def _run(con, provider, model: str, groups: dict[str, list[Job]], concurrency: int,
                write, summary: RunSummary) -> None:
     jobs = [same[0] for same in groups.values()]
     gate = asyncio.Semaphore(concurrency)
     bar = _progress(len(jobs))
     writer = _Writer(con, groups, write, summary, bar)
     writer.start()
-
-    sent, notes = provider.arguments(settings)      # the same fields go with every call of the run
-    summary.notes += [note for note in notes if note not in summary.notes]
 
     halted = asyncio.Event()      # set at the first refused parameter: nothing more is sent
 
@@ -189,7 +212,7 @@ async def _run(con, provider, model: str, groups: dict[str, list[Job]], settings
                 return None
             started, clock = _now(), time.perf_counter()
             try:
-                completion = await provider.complete(job.messages, settings, job.context)
+                completion = await provider.complete(job.messages, job.settings, job.context)
                 return job, completion, None, None, started, time.perf_counter() - clock
             except Exception as error:  # the SDK has already retried; record and go on
                 refused = refused_parameter(error)
@@ -204,13 +227,16 @@ async def _run(con, provider, model: str, groups: dict[str, list[Job]], settings
             if result is None:
                 continue
             job, completion, error, refused, started, seconds = result
+            sent = provider.arguments(job.settings)[0]
             writer.items.put((job, completion, {
                 "call_id": job.call_id, "purpose": job.purpose, "target_id": job.target_id,
                 "provider": provider.provider, "model": model, "base_url_host": base_url_host(provider.base_url),
                 "reported_model": completion.reported_model if completion else None,
                 # what was sent, not what was asked: a setting the model does not take is left out
-                "temperature": sent.get("temperature"), "max_tokens": settings.max_tokens,
-                "settings_sent": json.dumps(sent),
+                "temperature": sent.get("temperature"), "max_tokens": job.settings.max_tokens,
+                "settings_sent": json.dumps(sent), "sample_index": job.sample, "sampling_profile": job.settings.profile,
+                "finish_reason": completion.finish_reason if completion else None,
+                "reasoning_text": completion.reasoning_text if completion else None,
                 "prompt_variant": job.prompt_variant, "warning_position": job.warning_position,
                 "prompt_template_version": PROMPT_TEMPLATE_VERSION,
                 "response_text": completion.text if completion else None,
@@ -241,21 +267,30 @@ def run_jobs(con, provider, model: str, jobs: list[Job], settings: Settings, con
              write: Callable[..., str | None]) -> RunSummary:
     """Send every call not already answered, write each result as it arrives,
     and write stored results for targets that lack them (writers skip targets
-    already written)."""
+    already written). `settings` serve jobs that carry none of their own."""
+    summary = RunSummary(selected=len(jobs))
+    for job in jobs:
+        job.settings = job.settings or settings
+    for job_settings in {job.settings for job in jobs}:
+        # worked out before anything is sent: a setting the API would refuse stops here
+        summary.notes += [note for note in provider.arguments(job_settings)[1] if note not in summary.notes]
+    done = {row[0]: row[1:] for row in con.execute(
+        "select call_id, response_text, reported_model, finish_reason from raw.llm_calls where status = 'ok'").fetchall()}
     groups: dict[str, list[Job]] = {}
     for job in jobs:
-        job.call_id = call_id(provider, model, provider.base_url, job.messages, settings)
+        job.call_id = call_id(provider, model, provider.base_url, job, job.settings)
+        if job.call_id not in done and job.sample == 0:
+            legacy = legacy_call_id(provider, model, provider.base_url, job, job.settings)
+            job.call_id = legacy if legacy in done else job.call_id
         groups.setdefault(job.call_id, []).append(job)
-    done = {row[0]: row[1:] for row in con.execute(
-        "select call_id, response_text, reported_model from raw.llm_calls where status = 'ok'").fetchall()}
     pending = {key: same for key, same in groups.items() if key not in done}
-    summary = RunSummary(selected=len(jobs), from_cache=sum(len(same) for key, same in groups.items() if key in done))
+    summary.from_cache = sum(len(same) for key, same in groups.items() if key in done)
     for key, same in groups.items():
         if key in done:
             con.execute("begin transaction")
             for job in same:
-                write(con, job, Completion(done[key][0], done[key][1], None, None))
+                write(con, job, Completion(done[key][0], done[key][1], None, None, done[key][2]))
             con.execute("commit")
     if pending:
-        asyncio.run(_run(con, provider, model, pending, settings, concurrency, write, summary))
+        asyncio.run(_run(con, provider, model, pending, concurrency, write, summary))
     return summary

@@ -35,6 +35,7 @@ class JudgmentIn(BaseModel):
     condition: str
     visibility: Literal["full", "masked"] | None = None
     prompt_variant: Literal["standard", "warning"] = "standard"
+    sample_index: int = 0           # which sample of the request, when the answers were asked --samples N times
     judge: str
     accuracy_score: float | None = None
     htr_score: float | None = None
@@ -64,14 +65,14 @@ class Resolver:
         self.questions = {qid: (fmt, target) for qid, fmt, target in con.execute(
             "select question_id, format, eval_target from dim_questions").fetchall()}
         self.answers = {tuple(key): rid for *key, rid in con.execute(
-            """select question_id, model, condition, visibility, prompt_variant, response_id
+            """select question_id, model, condition, visibility, prompt_variant, sample_index, response_id
                from fct_answers where is_latest_in_cell""").fetchall()}
 
     def answer(self, j: JudgmentIn, condition: str, visibility: str) -> str:
-        found = self.answers.get((j.question_id, j.model, condition, visibility, j.prompt_variant))
+        found = self.answers.get((j.question_id, j.model, condition, visibility, j.prompt_variant, j.sample_index))
         if found is None:
             raise RowError("model", f"no {visibility} answer of {j.model!r} to {j.question_id} in condition {condition} "
-                                    f"({j.prompt_variant} prompt) is stored",
+                                    f"({j.prompt_variant} prompt, sample {j.sample_index}) is stored",
                            "load or collect the answers first (hindsight load responses / answer), run hindsight build, "
                            "or correct model, condition, visibility and prompt_variant")
         return found

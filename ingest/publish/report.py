@@ -29,7 +29,7 @@ REF = re.compile(r"\{\{\s*ref\(\s*['\"]([A-Za-z0-9_]+)['\"]\s*\)\s*\}\}")
 # Every kind of block a fully loaded warehouse shows (the browser test checks them on the demo).
 KINDS = ["overview", "terms", "figure-3", "figure-4", "figure-e7", "figure-e8", "figure-e9", "figure-f1", "figure-f2",
          "figure-d1", "table-d1", "by-format", "by-eval-target", "tts-quarantine", "invalid-answers",
-         "missing-pairs", "hb-leaderboard", "hb-effects", "hb-lap-heatmap", "provenance"]
+         "truncated-answers", "missing-pairs", "hb-leaderboard", "hb-effects", "hb-lap-heatmap", "provenance"]
 
 
 @dataclass
@@ -250,7 +250,7 @@ def breakdown_section(report: Report) -> Section:
 def quality_section(report: Report) -> Section:
     section = Section("data-quality", "Data quality",
                       "What was left out of the metrics and why: quarantined TTS lines, unparseable answers, "
-                      "and paired questions missing one side.")
+                      "replies cut off by the token limit, and paired questions missing one side.")
     section.blocks.append(report.figure_or_note(
         "tts-quarantine", "Quarantined TTS lines by reason", "report_tts_quarantine", figures.quarantine_bars,
         "Quarantined TTS lines per cohort and source, by reason", "No TTS line was quarantined."))
@@ -260,6 +260,16 @@ def quality_section(report: Report) -> Section:
         caption=lambda rows: f"{int(rows['n_invalid'].sum())} of {int(rows['n_answers'].sum())} answers invalid.",
         nothing=(lambda rows: rows["n_invalid"].sum() == 0,
                  "No invalid answers: every stored answer parsed against its question's format.")))
+    truncation = report.rows("report_truncation")
+    cut = truncation[truncation["n_truncated"] > 0]
+    section.blocks.append(Block(
+        "truncated-answers", "Replies cut off by the token limit", ["report_truncation"],
+        table=_table(cut) if not cut.empty else None,
+        caption=("No answers stored yet." if truncation.empty else
+                 f"{int(cut['n_truncated'].sum())} of {int(truncation['n_answers'].sum())} replies ended on the token "
+                 f"limit ({int(cut['n_truncated_in_use'].sum())} still in use, scored as invalid); re-ask them with "
+                 "`hindsight answer --retry-truncated --max-tokens N`." if len(cut) else
+                 f"None of {int(truncation['n_answers'].sum())} replies ended on the token limit.")))
     missing = report.rows("report_missing_pairs")
     incomplete = missing[missing["n_paired"] < missing["n_expected"]]
     expected, paired = int(missing["n_expected"].sum()), int(missing["n_paired"].sum())

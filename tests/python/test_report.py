@@ -148,11 +148,19 @@ def test_a_figure_with_nothing_to_show_is_one_line_not_empty_axes(tmp_path):
                             "n_answers": [10, 4], "n_invalid": [0, 0], "invalid_share": [0.0, 0.0]})
     pairs = pd.DataFrame({"cohort": ["c"], "model": ["m"], "prompt_variant": ["standard"], "condition": ["2.1"],
                           "n_expected": [5], "n_paired": [5]})
-    frames = {"report_tts_quarantine": pd.DataFrame(), "report_invalid_answers": answers, "report_missing_pairs": pairs}
+    truncation = pd.DataFrame({"cohort": ["c", "c"], "model": ["m", "m"], "condition": ["0", "2.1"], "n_answers": [4, 10],
+                               "n_truncated": [0, 0], "truncation_rate": [0.0, 0.0], "n_truncated_in_use": [0, 0]})
+    frames = {"report_tts_quarantine": pd.DataFrame(), "report_invalid_answers": answers, "report_missing_pairs": pairs,
+              "report_truncation": truncation}
     section = report.quality_section(StubReport(tmp_path, frames))
     blocks = {block.kind: block for block in section.blocks}
     assert blocks["invalid-answers"].figure is None
     assert blocks["invalid-answers"].caption.startswith("No invalid answers")
+    assert blocks["truncated-answers"].table is None and blocks["truncated-answers"].caption == "None of 14 replies ended on the token limit."
+    frames["report_truncation"] = truncation.assign(n_truncated=[0, 3], truncation_rate=[0.0, 0.3], n_truncated_in_use=[0, 1])
+    cut = {b.kind: b for b in report.quality_section(StubReport(tmp_path, frames)).blocks}["truncated-answers"]
+    assert "3 of 14 replies ended on the token limit (1 still in use" in cut.caption
+    assert cut.table.count("<tr") == 2 and "<td>2.1</td>" in cut.table      # the header and the one cell with truncations
     (tmp_path / "figures").mkdir()
     frames["report_invalid_answers"] = answers.assign(n_invalid=[1, 0], invalid_share=[0.1, 0.0])
     drawn = {b.kind: b for b in report.quality_section(StubReport(tmp_path, frames)).blocks}["invalid-answers"]

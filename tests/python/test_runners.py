@@ -173,7 +173,7 @@ def test_narratives_then_condition_3_answers(db):
         n = scalar(db, "select count(*) from fct_answer_requests where narrative_model = 'openai:m'")
         assert n > 0
         out = hindsight(db, "answer", "--model", "openai:m", "--base-url", server.url + "/v1", "--conditions", "3.1,3.2").output
-        assert f"{n} selected" in out
+        assert f"{n} calls selected, {n} answered now" in out       # one narrative per question, scope and source
 
 
 def test_judge_scores_free_responses_individually_and_in_pairs(db):
@@ -347,3 +347,168 @@ def test_the_responses_api_sends_max_output_tokens_and_reads_the_message_items(d
     assert [json.loads(row[0]) for row in sent] == [{"max_output_tokens": 16000}]
     assert "Responses API is OpenAI's" in hindsight(db, "answer", "--model", "anthropic:claude-x", "--api", "responses",
                                                      expect=2).stderr
+
+
+def test_identical_prompts_are_separate_calls_and_samples_are_calls_averaged_by_the_metrics(db, tmp_path):
+    """A question whose cutoff is at or after its last event has identical full and masked prompts:
+    two calls, flagged in fct_answer_pairs. `--samples 3` makes three calls per request (`--limit`
+    counts requests), a rerun none; the marts keep every sample and the metrics average them."""
+    event, hours = query(db, """select event, time_hours from fct_tts_events where case_id = 'demo-sepsis-01'
+                                and source = 'H' order by time_hours desc limit 1""")[0]
+    late = {"case_id": "demo-sepsis-01", "question": "Was the patient discharged alive?", "format": "true/false",
+            "options": None, "options_type": None, "eval_target": "accuracy", "reference_time": "discharge",
+            "early_cutoff": {"event": event, "time": hours}, "correct_answer": "true", "hindsight_trap": None,
+            "hindsight_trap_explanation": None}
+    (tmp_path / "late.jsonl").write_text(json.dumps(late) + "\n")
+    hindsight(db, "load", "questions", str(tmp_path / "late.jsonl"))
+    hindsight(db, "build", *FAST_BUILD)
+    identical = scalar(db, """select count(*) from (select question_id from fct_answer_requests
+                              where condition = '2.1' and prompt_variant = 'standard'
+                              group by question_id having count(distinct tts_json) = 1 and count(*) = 2)""")
+    assert identical > 0, "the demo corpus needs a question whose cutoff is at or after its last event"
+    n_requests = scalar(db, "select count(*) from fct_answer_requests where condition = '2.1' and prompt_variant = 'standard'")
+    args = ["answer", "--model", "openai:qwen2.5-7b", "--conditions", "2.1", "--variant", "standard", "--concurrency", "8"]
+    with FakeLLMServer() as server:
+        out = hindsight(db, *args, "--base-url", server.url + "/v1", "--samples", "3", "--limit", "10").output
+        assert "30 calls selected, 30 answered now" in out and len(server.requests) == 30
+        out = hindsight(db, *args, "--base-url", server.url + "/v1", "--samples", "3").output
+        assert f"{3 * n_requests - 30} answered now, 30 already stored" in out
+        again = hindsight(db, *args, "--base-url", server.url + "/v1", "--samples", "3").output
+        assert "0 answered now" in again and len(server.requests) == 3 * n_requests
+        bodies = [json.dumps(b["messages"]) for b in server.requests]
+    # identical full and masked prompts were each sent three times: six calls, not three
+    repeats = {text: bodies.count(text) for text in bodies}
+    assert sorted(set(repeats.values())) == [3, 6] and list(repeats.values()).count(6) == identical
+    assert scalar(db, "select count(distinct call_id) from raw.llm_calls") == 3 * n_requests
+    assert query(db, "select sample_index, count(*) from raw.llm_calls group by all order by 1") == \
+        [(0, n_requests), (1, n_requests), (2, n_requests)]
+
+    hindsight(db, "build", *FAST_BUILD)
+    assert scalar(db, "select count(*) from fct_answers where model = 'openai:qwen2.5-7b' and is_latest_in_cell") == 3 * n_requests
+    pairs = query(db, """select identical_contexts, count(*), count(distinct question_id) from fct_answer_pairs
+                         where model = 'openai:qwen2.5-7b' group by all order by 1""")
+    assert pairs == [(False, 3 * (n_requests // 2 - identical), n_requests // 2 - identical), (True, 3 * identical, identical)]
+    # one question, three samples: the metrics count the question once, at the mean of its samples
+    per_question = query(db, """select count(*), avg(air) from (
+                                    select question_id, avg(air) as air from fct_answer_pairs
+                                    where model = 'openai:qwen2.5-7b' and cohort = 'sepsis' and air is not null
+                                    group by question_id)""")[0]
+    metric = query(db, """select n_questions, estimate from agg_metrics where model = 'openai:qwen2.5-7b' and metric = 'air'
+                          and condition = '2.1' and prompt_variant = 'standard' and cohort = 'sepsis'""")[0]
+    assert metric[0] == per_question[0] and metric[1] == pytest.approx(per_question[1])
+
+
+def test_truncated_replies_are_flagged_and_reasked_only_on_request_with_a_larger_budget(db):
+    """A reasoning model whose budget runs out returns `finish_reason: length` and empty content: the
+    answer is stored as truncated (not as a bad answer), not re-asked by a rerun, and re-asked as new
+    calls by `--retry-truncated` with a larger budget; the truncated replies stay in the ledger."""
+    args = ["answer", "--model", "openai:gpt-5.4-mini", "--conditions", "0", "--variant", "standard", "--limit", "4"]
+    with FakeLLMServer(min_complete_tokens=4096) as server:
+        url = ["--base-url", server.url + "/v1"]
+        out = hindsight(db, *args, *url).output
+        assert "4 answered now" in out and "0 not the expected JSON" in out and "4 truncated at the token limit" in out
+        assert "0 answered now, 4 already stored" in hindsight(db, *args, *url).output and len(server.requests) == 4
+        refused = hindsight(db, *args, *url, "--retry-truncated", expect=2)
+        assert "pass --max-tokens above 1024" in refused.stderr and len(server.requests) == 4
+        out = hindsight(db, *args, *url, "--retry-truncated", "--max-tokens", "8000").output
+        assert "4 answered now" in out and "0 truncated" in out and len(server.requests) == 8
+        assert "0 calls selected" in hindsight(db, *args, *url, "--retry-truncated", "--max-tokens", "8000").output
+    assert all(b["max_completion_tokens"] == 8000 for b in server.requests[4:])
+    ledger = query(db, """select max_tokens, finish_reason, parse_status, count(*) from raw.llm_calls
+                          group by all order by 1""")
+    assert ledger == [(1024, "length", "truncated", 4), (8000, "stop", "ok", 4)]
+    hindsight(db, "build", *FAST_BUILD)
+    answers = query(db, """select parse_status, finish_reason, is_latest_in_cell, count(*) from fct_answers
+                           where model = 'openai:gpt-5.4-mini' group by all order by 1""")
+    assert [row for row in answers if row[0] == "truncated"] == [("truncated", "length", False, 4)]
+    assert sum(row[3] for row in answers if row[2]) == 4 and all(row[0] != "truncated" for row in answers if row[2])
+    completion = query(db, """select n_answers, n_truncated, n_truncated_in_use, truncation_rate from agg_answer_completion
+                              where model = 'openai:gpt-5.4-mini'""")
+    assert [tuple(row) for row in completion] == [(8, 4, 0, 0.5)]
+    status = hindsight(db, "status").output
+    assert "replies cut off by the token limit" in status and "openai:gpt-5.4-mini  0          8        4" in status
+
+
+def test_claude_with_extended_thinking_keeps_thinking_apart_and_temperature_at_one(db):
+    args = ["answer", "--conditions", "2.1", "--variant", "standard", "--limit", "3"]
+    with FakeLLMServer() as server:
+        url = ["--base-url", server.url]
+        bad = hindsight(db, *args, *url, "--model", "anthropic:claude-sonnet-4-5", "--thinking-budget", "512", expect=2)
+        assert "at least 1024 tokens and below --max-tokens" in bad.stderr and not server.requests
+        out = hindsight(db, *args, *url, "--model", "anthropic:claude-sonnet-4-5", "--thinking-budget", "4000",
+                        "--max-tokens", "12000", "--temperature", "0.2").output
+        assert "3 answered now" in out and "0 failed" in out
+        assert "temperature 0.2 not sent: extended thinking takes temperature 1 only" in out
+        thinking = list(server.requests)
+        out = hindsight(db, *args, *url, "--model", "anthropic:claude-3-5-haiku", "--thinking-budget", "4000",
+                        "--max-tokens", "12000").output
+        assert "thinking budget 4000 not sent: claude-3-5-haiku has no extended thinking" in out
+        plain = server.requests[3:]
+    assert all(b["thinking"] == {"type": "enabled", "budget_tokens": 4000} and b["max_tokens"] == 12000
+               and "temperature" not in b for b in thinking)
+    assert all("thinking" not in b for b in plain)
+    calls = query(db, """select reasoning_text, response_text, parse_status, finish_reason from raw.llm_calls
+                         where model = 'anthropic:claude-sonnet-4-5'""")
+    assert len(calls) == 3 and all(r[0].startswith("The later events point one way") for r in calls)
+    assert all(json.loads(r[1])["answer"] and "later events" not in r[1] and r[2:] == ("ok", "end_turn") for r in calls)
+
+
+def test_profiles_and_reasoning_effort_reach_each_api_as_it_takes_them(db):
+    """The requests mart carries its profile; `--profile` picks another of the same kind, flags override
+    single fields, and reasoning effort goes where each endpoint takes it (and nowhere it would be refused)."""
+    assert query(db, "select distinct sampling_profile, samples, max_output_tokens from fct_answer_requests") == \
+        [("clinical_answer", 1, 1024)]
+    args = ["answer", "--conditions", "0", "--variant", "standard", "--limit", "2"]
+    with FakeLLMServer() as server:
+        url = ["--base-url", server.url + "/v1"]
+        hindsight(db, *args, *url, "--model", "openai:gpt-5.5", "--profile", "clinical_answer_reasoning")
+        hindsight(db, *args, *url, "--model", "openai:gpt-5.5", "--api", "responses", "--reasoning-effort", "high",
+                  "--response-format", "json_object")
+        out = hindsight(db, *args, *url, "--model", "openai:qwen2.5-7b", "--reasoning-effort", "high").output
+        assert "reasoning effort 'high' not sent: qwen2.5-7b takes none" in out and "0 failed" in out
+        wrong = hindsight(db, *args, *url, "--model", "openai:gpt-5.5", "--profile", "hb_lap", expect=2)
+        assert "profile 'hb_lap' is for hb_lap requests" in wrong.stderr
+        bodies = list(server.requests)
+    assert [(b["max_completion_tokens"], b["reasoning_effort"]) for b in bodies[:2]] == [(16000, "medium")] * 2
+    assert [(b["max_output_tokens"], b["reasoning"], b["text"]) for b in bodies[2:4]] == \
+        [(1024, {"effort": "high"}, {"format": {"type": "json_object"}})] * 2
+    assert all("reasoning_effort" not in b for b in bodies[4:6]) and len(bodies) == 6
+    profiles = query(db, "select distinct model, sampling_profile from raw.llm_calls order by 1, 2")
+    assert profiles == [("openai:gpt-5.5", "clinical_answer"), ("openai:gpt-5.5", "clinical_answer_reasoning"),
+                        ("openai:qwen2.5-7b", "clinical_answer")]
+
+
+def test_answers_stored_before_samples_are_sample_0_and_not_asked_again(db):
+    """A warehouse written before a call was one sample of one request: its calls have the old ids
+    (identical prompts shared one) and its answers no sample index. A rerun asks nothing again, and a
+    rebuild keeps every answer, as sample 0."""
+    import hashlib
+
+    from ingest.db import fetch_dicts, open_warehouse
+    from ingest.llm.prompts import answer_messages
+    from ingest.llm.providers import Settings, make_provider
+    from ingest.llm.runner import Job, legacy_call_id
+
+    args = ["answer", "--model", "openai:qwen2.5-7b", "--conditions", "2.1", "--variant", "standard", "--limit", "6"]
+    with FakeLLMServer() as server:
+        url = server.url + "/v1"
+        hindsight(db, *args, "--base-url", url)
+        assert len(server.requests) == 6
+        # rewrite the ledger and the answers as the previous version stored them
+        with open_warehouse(db) as con:
+            provider = make_provider("openai:qwen2.5-7b", url, Settings())
+            for row in fetch_dicts(con, "select * from fct_answer_requests where condition = '2.1' and prompt_variant = 'standard'"):
+                old = legacy_call_id(provider, "openai:qwen2.5-7b", url, Job("answer", row["request_id"],
+                                     answer_messages(row, "end"), {}), Settings())
+                con.execute("""update raw.llm_calls set call_id = ?, sample_index = null, finish_reason = null,
+                               sampling_profile = null where target_id = ?""", [old, row["request_id"]])
+                response_id = "r_" + hashlib.sha256(f"{old}|{row['request_id']}".encode()).hexdigest()[:24]
+                con.execute("""update raw.responses set response_id = ?, payload = json_merge_patch(payload,
+                               json_object('call_id', ?, 'sample_index', null, 'finish_reason', null))
+                               where payload ->> 'request_id' = ?""", [response_id, old, row["request_id"]])
+        assert scalar(db, "select count(*) from raw.responses where payload ->> 'sample_index' is not null") == 0
+        again = hindsight(db, *args, "--base-url", url).output
+        assert "0 answered now, 6 already stored" in again and len(server.requests) == 6
+    assert scalar(db, "select count(*) from raw.responses") == 6
+    hindsight(db, "build", *FAST_BUILD)
+    assert query(db, "select sample_index, count(*) from fct_answers group by all") == [(0, 6)]

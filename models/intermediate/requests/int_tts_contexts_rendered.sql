@@ -80,10 +80,10 @@ rendered as (
 final as (
     select
         *,
-        -- the information scope a synthetic narrative is written from: the
-        -- same event lines give the same narrative request
+        -- the synthetic narrative written from this context (§3.4: one per question, scope and
+        -- source, even when two questions see the same events)
         case when n_events > 0
-            then {{ surrogate_key(['cohort', 'case_id', 'source', 'tts_lines']) }}
+            then {{ surrogate_key(['question_id', 'source', 'visibility']) }}
         end as narrative_request_id
     from rendered
 )

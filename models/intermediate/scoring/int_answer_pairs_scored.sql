@@ -1,6 +1,9 @@
--- One row per question x model x condition x prompt_variant of a paired
--- condition (1.x, 2.x, 3.x) whose full and masked answers both exist (the
--- newest of each cell): paper §3.7.2. dAcc = Acc(masked) - Acc(full) over
+-- One row per question x model x condition x prompt_variant x sample of a
+-- paired condition (1.x, 2.x, 3.x) whose full and masked answers both exist
+-- (the newest of each cell and sample; sample k of the full request pairs
+-- with sample k of the masked one): paper §3.7.2. `identical_contexts` flags
+-- pairs whose masked context is the full one (cutoff at or after the last
+-- event): asked as two independent calls, but any difference is noise. dAcc = Acc(masked) - Acc(full) over
 -- accuracy and both questions; dHTR = HTR(full) - HTR(masked) over
 -- hindsight_bias and both questions; AIR = 1[answers differ] over all; HBR
 -- (eq. 6, both questions only) = 1[Acc(masked) = 1] * HTR(full). Free-response
@@ -10,6 +13,14 @@
 with answers as (
     select * from {{ ref('int_answers_scored') }}
     where is_latest_in_cell and condition <> '0'
+),
+
+conditions as (
+    select condition, tts_source from {{ ref('conditions') }}
+),
+
+contexts as (
+    select question_id, source, visibility, tts_json from {{ ref('int_tts_contexts_rendered') }}
 ),
 
 paired_judgments as (
@@ -27,12 +38,15 @@ pairs as (
         full_answer.model,
         full_answer.condition,
         full_answer.prompt_variant,
+        full_answer.sample_index,
+        coalesce(full_context.tts_json = masked_context.tts_json, false) as identical_contexts,
         full_answer.format,
         full_answer.options_type,
         full_answer.eval_target,
         full_answer.response_id as full_response_id,
         masked_answer.response_id as masked_response_id,
-        full_answer.parse_status <> 'invalid' and masked_answer.parse_status <> 'invalid' as both_valid,
+        full_answer.parse_status not in ('invalid', 'truncated')
+        and masked_answer.parse_status not in ('invalid', 'truncated') as both_valid,
         paired_judgments.judge_model as paired_judge_model,
         case when full_answer.format = 'free response'
             then coalesce(paired_judgments.full_accuracy_score, full_answer.acc) else full_answer.acc end as acc_full,
@@ -54,7 +68,17 @@ pairs as (
         and masked_answer.model = full_answer.model
         and masked_answer.condition = full_answer.condition
         and masked_answer.prompt_variant = full_answer.prompt_variant
+        and masked_answer.sample_index = full_answer.sample_index
         and masked_answer.visibility = 'masked'
+    inner join conditions on conditions.condition = full_answer.condition
+    left join contexts as full_context
+        on full_context.question_id = full_answer.question_id
+        and full_context.source = conditions.tts_source
+        and full_context.visibility = 'full'
+    left join contexts as masked_context
+        on masked_context.question_id = full_answer.question_id
+        and masked_context.source = conditions.tts_source
+        and masked_context.visibility = 'masked'
     left join paired_judgments
         on paired_judgments.full_response_id = full_answer.response_id
         and paired_judgments.masked_response_id = masked_answer.response_id

@@ -36,6 +36,7 @@ joined as (
         responses.condition,
         responses.visibility,
         responses.prompt_variant,
+        responses.sample_index,
         questions.format,
         questions.options_type,
         questions.eval_target,
@@ -46,8 +47,10 @@ joined as (
         responses.reported_model,
         responses.call_id,
         responses.response_parse_status,
+        responses.finish_reason,
         answer_text.normalised as answer_normalised,
-        answer_text.parse_status,
+        case when responses.response_parse_status = 'truncated' then 'truncated' else answer_text.parse_status end
+            as parse_status,
         answer_text.parser_version,
         answer_text.option_position as answer_position,
         reference.normalised as reference_normalised,
@@ -77,6 +80,7 @@ scored as (
         *,
         case
             when eval_target not in ('accuracy', 'both') then null
+            when parse_status = 'truncated' then 0.0
             when format = 'free response' then judge_accuracy_score
             when parse_status <> 'valid' then 0.0
             when answer_normalised = reference_normalised then 1.0
@@ -84,6 +88,7 @@ scored as (
         end as acc,
         case
             when eval_target not in ('hindsight_bias', 'both') then null
+            when parse_status = 'truncated' then 0.0
             when format = 'free response' then judge_htr_score
             when parse_status <> 'valid' then 0.0
             when options_type = 'ordinal' and trap_position <> reference_position
@@ -99,8 +104,8 @@ scored as (
             else 'raw:' || lower(trim(coalesce(answer, '')))
         end as comparison_key,
         row_number() over (
-            partition by question_id, model, condition, visibility, prompt_variant
-            order by load_id desc, line_number desc
+            partition by question_id, model, condition, visibility, prompt_variant, sample_index
+            order by parse_status = 'truncated', load_id desc, line_number desc
         ) = 1 as is_latest_in_cell
     from joined
 )

@@ -15,6 +15,10 @@ variants as (
     select prompt_variant from {{ ref('prompt_variants') }}
 ),
 
+profile as (
+    select * from {{ sampling_profile_relation('answer') }}
+),
+
 narratives as (
     select cohort, case_id, narrative_text from {{ ref('stg_raw__narratives') }}
 ),
@@ -80,11 +84,13 @@ final as (
             'format', questions.format,
             'options', cast(questions.options_json as json)
         ) as varchar) as question_json,
-        questions.format
+        questions.format,
+        {{ sampling_profile_columns('profile') }}
     from contexts_by_condition
     inner join questions on questions.question_id = contexts_by_condition.question_id
     inner join conditions on conditions.condition = contexts_by_condition.condition
     cross join variants
+    cross join profile
 )
 
 select * from final

@@ -50,15 +50,21 @@ paired as (
     where pairs.format = 'free response'
 ),
 
+profile as (
+    select * from {{ sampling_profile_relation('judge') }}
+),
+
 final as (
     select
         {{ surrogate_key(['requests.judgment_kind', 'requests.target_id']) }} as judgment_request_id,
         requests.*,
         questions.question,
         questions.correct_answer as reference_answer,
-        questions.hindsight_trap
+        questions.hindsight_trap,
+        {{ sampling_profile_columns('profile') }}
     from (select * from individual union all select * from paired) as requests
     inner join questions using (question_id)
+    cross join profile
 )
 
 select * from final

@@ -22,6 +22,10 @@ reference_tts as (
     group by cohort, case_id
 ),
 
+profile as (
+    select * from {{ sampling_profile_relation('question_generation') }}
+),
+
 final as (
     select
         {{ surrogate_key(['cases.cohort', 'cases.case_id']) }} as question_generation_request_id,
@@ -29,10 +33,12 @@ final as (
         cases.case_id,
         narratives.narrative_text,
         coalesce(reference_tts.tts_json, '[]') as tts_json,
-        cast(coalesce(reference_tts.n_events, 0) as integer) as n_events
+        cast(coalesce(reference_tts.n_events, 0) as integer) as n_events,
+        {{ sampling_profile_columns('profile') }}
     from cases
     inner join narratives using (cohort, case_id)
     left join reference_tts using (cohort, case_id)
+    cross join profile
 )
 
 select * from final

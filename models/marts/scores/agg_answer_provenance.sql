@@ -23,6 +23,7 @@ final as (
         string_agg(distinct answers.reported_model, ', ' order by answers.reported_model) as reported_models,
         cast(count(*) as integer) as n_answers,
         cast(count(*) filter (where answers.parse_status = 'invalid') as integer) as n_invalid,
+        cast(count(*) filter (where answers.parse_status = 'truncated') as integer) as n_truncated,
         min(responses.loaded_at) as first_loaded_at,
         max(responses.loaded_at) as last_loaded_at
     from answers

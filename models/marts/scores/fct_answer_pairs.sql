@@ -1,19 +1,25 @@
--- One row per question x model x condition x prompt_variant of a paired
--- condition with both visibilities answered: Acc and HTR full and masked,
--- dAcc, dHTR, AIR and HBR (paper §3.7.2).
+-- One row per question x model x condition x prompt_variant x sample of a
+-- paired condition with both visibilities answered: Acc and HTR full and
+-- masked, dAcc, dHTR, AIR and HBR (paper §3.7.2).
 with pairs as (
     select * from {{ ref('int_answer_pairs_scored') }}
 ),
 
 final as (
     select
-        {{ surrogate_key(['question_id', 'model', 'condition', 'prompt_variant']) }} as pair_id,
+        -- sample 0 keeps the id pairs had before there were samples
+        case when sample_index = 0
+            then {{ surrogate_key(['question_id', 'model', 'condition', 'prompt_variant']) }}
+            else {{ surrogate_key(['question_id', 'model', 'condition', 'prompt_variant', 'sample_index']) }}
+        end as pair_id,
         cohort,
         case_id,
         question_id,
         model,
         condition,
         prompt_variant,
+        cast(sample_index as integer) as sample_index,
+        identical_contexts,
         format,
         options_type,
         eval_target,

@@ -11,6 +11,8 @@ final as (
         condition,
         visibility,
         prompt_variant,
+        -- one sample of a request (runners' --samples); answers stored before samples existed are sample 0
+        coalesce(cast(payload ->> 'sample_index' as integer), 0) as sample_index,
         answer,
         evidence,
         -- set by the runners; NULL for replayed answers
@@ -18,6 +20,7 @@ final as (
         payload ->> 'base_url_host' as base_url_host,
         payload ->> 'reported_model' as reported_model,
         payload ->> 'call_id' as call_id,
+        payload ->> 'finish_reason' as finish_reason,
         coalesce(payload ->> 'response_parse_status', 'replayed') as response_parse_status,
         payload ->> 'response_parser_version' as response_parser_version,
         payload ->> 'prompt_template_version' as prompt_template_version,

@@ -1,0 +1,24 @@
+-- One row per cohort x model x condition x visibility: how many stored replies ended on the token
+-- limit (truncated), counted apart from answers that did not parse, and how many of the answers the
+-- metrics use are still truncated (`hindsight answer --retry-truncated --max-tokens N` re-asks those).
+with answers as (
+    select * from {{ ref('fct_answers') }}
+),
+
+final as (
+    select
+        cohort,
+        model,
+        condition,
+        visibility,
+        cast(count(*) as integer) as n_answers,
+        cast(count(*) filter (where parse_status = 'truncated') as integer) as n_truncated,
+        cast(count(*) filter (where parse_status = 'invalid') as integer) as n_invalid,
+        cast(count(*) filter (where is_latest_in_cell) as integer) as n_in_use,
+        cast(count(*) filter (where is_latest_in_cell and parse_status = 'truncated') as integer) as n_truncated_in_use,
+        count(*) filter (where parse_status = 'truncated') / count(*) as truncation_rate
+    from answers
+    group by cohort, model, condition, visibility
+)
+
+select * from final
