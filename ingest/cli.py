@@ -139,6 +139,11 @@ def _run_options(function):
         click.option("--max-retries", default=5, show_default=True, help="Retries on 429, 5xx and timeouts (backoff honours retry-after)."),
         click.option("--api", type=click.Choice(["chat", "responses"]), default="chat", show_default=True,
                      help="OpenAI endpoint: chat completions, or the Responses API (for models or hosts that need it)."),
+        click.option("--batch", "use_batch", is_flag=True,
+                     help="Through the provider's batch API (half price): collect finished batches, submit the calls in none."),
+        click.option("--wait", is_flag=True, help="With --batch: poll until every batch is collected (progress on stderr)."),
+        click.option("--batch-size", type=click.IntRange(min=1), help="With --batch: requests per batch (default: the provider's limit)."),
+        click.option("--poll-interval", default=30.0, show_default=True, help="With --batch --wait: seconds between polls."),
     ]):
         function = option(function)
     return function
@@ -150,9 +155,14 @@ RUN_OPTIONS = ("profile", "temperature", "max_tokens", "reasoning_effort", "thin
 
 def _overrides(options: dict):
     """The run's flags over the requests' sampling profiles (ingest/llm/profiles.py)."""
+    from ingest.llm.batch import BatchOptions
     from ingest.llm.profiles import Overrides
 
-    return Overrides(**{name: options.pop(name) for name in RUN_OPTIONS})
+    use_batch, wait, size, interval = (options.pop(name) for name in ("use_batch", "wait", "batch_size", "poll_interval"))
+    if (wait or size) and not use_batch:
+        raise InputError("--wait/--batch-size", "given without --batch", "add --batch, or drop them for direct calls")
+    batch = BatchOptions(wait=wait, size=size, poll_interval=interval) if use_batch else None
+    return Overrides(**{name: options.pop(name) for name in RUN_OPTIONS}, batch=batch)
 
 
 def _report_run(summary, what: str) -> None:
@@ -168,6 +178,11 @@ def _report_run(summary, what: str) -> None:
         click.echo(f"error: {summary.refused}. Fix: set the model's row in seeds/model_capabilities.csv "
                    "(token_parameter max_completion_tokens or max_tokens; temperature any, default_only or none) "
                    "and run again (the run stopped at the first refusal)", err=True)
+    if summary.submitted or summary.in_batches or summary.batches:
+        click.echo(f"  batches: {summary.submitted} calls submitted now, {summary.in_batches} already in a live batch; "
+                   "`hindsight batches` lists them, `hindsight batches collect` (or this command again) stores what has finished")
+        for line in summary.batches:
+            click.echo(f"  {line}")
     if summary.failed or summary.refused:
         sys.exit(1)
 
@@ -326,6 +341,41 @@ def build(dbt_args: tuple[str, ...]) -> None:
     from ingest.build import build as run_build
 
     sys.exit(0 if run_build(extra=list(dbt_args)) else 1)
+
+
+@main.group(invoke_without_command=True)
+@click.pass_context
+def batches(ctx) -> None:
+    """Provider batches (--batch): list them; `collect` stores what has finished, `cancel ID` stops one."""
+    if ctx.invoked_subcommand is None:
+        from ingest.status import batch_lines
+
+        with connect() as con:
+            click.echo("\n".join(batch_lines(con)))
+
+
+@batches.command("collect")
+@click.option("--wait", is_flag=True, help="Poll until every batch is collected (progress on stderr).")
+@click.option("--poll-interval", default=30.0, show_default=True, help="Seconds between polls.")
+def batches_collect(wait: bool, poll_interval: float) -> None:
+    """Poll every open batch and store the results of those that have ended, exactly once."""
+    from ingest.llm.batch import collect_all
+
+    with connect() as con:
+        summary, still_open = collect_all(con, wait, poll_interval)
+    click.echo(f"batches: {summary.answered} results stored now ({summary.truncated} truncated), {summary.failed} errored "
+               f"(pending again); {len(still_open)} batches still open. Run `hindsight build` to score them.")
+
+
+@batches.command("cancel")
+@click.argument("batch")
+def batches_cancel(batch: str) -> None:
+    """Ask the provider to cancel a batch (its id, or our batch_key); collect it later as usual."""
+    from ingest.llm.batch import cancel
+
+    with connect() as con:
+        status = cancel(con, batch)
+    click.echo(f"{batch}: {status}; `hindsight batches collect` stores what it finished, and the rest is pending again")
 
 
 @main.command()

@@ -155,6 +155,56 @@ alter table raw.llm_calls add column if not exists sample_index integer;
 alter table raw.llm_calls add column if not exists sampling_profile varchar;
 alter table raw.llm_calls add column if not exists finish_reason varchar;
 alter table raw.llm_calls add column if not exists reasoning_text varchar;
+-- the batch a call was answered in (NULL for a direct call): priced at the batch rate
+alter table raw.llm_calls add column if not exists batch_key varchar;
+
+-- provider batches (OpenAI Batch, Anthropic Message Batches). A row and the calls in it are written
+-- in one transaction before anything is sent (status `preparing`); the provider's ids follow as they
+-- exist, so a crash at any point is found again on the next run (OpenAI: by the metadata and file
+-- name that carry batch_key; Anthropic: by creation time and size)
+create table if not exists raw.batches (
+    batch_key            varchar not null,   -- ours, made before submission
+    provider             varchar not null,
+    model                varchar not null,   -- as given to --model
+    base_url             varchar,            -- where the batch lives (collection may run in another process)
+    base_url_host        varchar,
+    endpoint             varchar not null,   -- /v1/chat/completions | /v1/responses | /v1/messages
+    purpose              varchar not null,   -- answer | narrative | judge | questions | questions_repair
+    n_requests           integer not null,
+    input_bytes          bigint not null,
+    input_file_id        varchar,            -- OpenAI: the uploaded JSONL
+    batch_id             varchar,            -- the provider's id, once the batch exists
+    -- preparing | validating | in_progress | finalizing | completed | ended | expired | cancelling
+    -- | cancelled | failed, then collected (results stored) or abandoned (never reached the provider)
+    status               varchar not null,
+    provider_status      varchar,            -- the provider's last word (kept after collection)
+    n_succeeded          integer,
+    n_errored            integer,
+    n_expired            integer,
+    n_cancelled          integer,
+    n_stored             integer,            -- results written to the ledger by collection
+    n_duplicates         integer,            -- results for calls already stored (counted, ignored)
+    error                varchar,
+    submitted_at         timestamp not null,
+    updated_at           timestamp not null,
+    collected_at         timestamp
+);
+
+-- one row per call in a batch: enough to write its result later, from another process
+create table if not exists raw.batch_calls (
+    batch_key            varchar not null,
+    call_id              varchar not null,   -- the request's custom_id
+    purpose              varchar not null,
+    target_id            varchar not null,
+    sample_index         integer not null,
+    prompt_variant       varchar,
+    warning_position     varchar,
+    sampling_profile     varchar,
+    settings_sent        json,
+    max_tokens           integer,
+    context              json not null,      -- what the writer needs (never a hidden field: batches are remote models)
+    outcome              varchar             -- NULL while in flight | stored | duplicate | errored | expired | cancelled | missing
+);
 
 -- HindsightBench release layout (hindsight/outputs/bench/<model>/...)
 create table if not exists raw.hb_cells (

@@ -26,6 +26,48 @@ def _exists(con, schema: str, table: str) -> bool:
     ).fetchone()[0] > 0
 
 
+def price_join_sql(con) -> str:
+    return "left join reference.model_prices p on p.model = c.model" if _exists(con, "reference", "model_prices") else ""
+
+
+def call_cost_sql(con) -> str:
+    """USD of the ledger rows `c` (joined to prices `p`): batch calls at the batch rate."""
+    if not _exists(con, "reference", "model_prices"):
+        return "null"
+    return ("round(sum(case when c.batch_key is null"
+            " then coalesce(c.input_tokens, 0) * p.input_usd_per_million_tokens"
+            " + coalesce(c.output_tokens, 0) * p.output_usd_per_million_tokens"
+            " else coalesce(c.input_tokens, 0) * p.batch_input_usd_per_million_tokens"
+            " + coalesce(c.output_tokens, 0) * p.batch_output_usd_per_million_tokens end) / 1e6, 4)")
+
+
+def batch_lines(con) -> list[str]:
+    """`hindsight batches`: every batch with its provider, model, status, request counts, age and cost
+    (collected: the ledger's tokens at the batch rate; open: estimated from the input size, at 4 bytes
+    a token, and the model's mean output so far)."""
+    priced = _exists(con, "reference", "model_prices")
+    prices = "left join reference.model_prices p on p.model = b.model" if priced else ""
+    estimate = ("round((b.input_bytes / 4.0 * p.batch_input_usd_per_million_tokens + b.n_requests * "
+                "coalesce(o.mean_output, 500) * p.batch_output_usd_per_million_tokens) / 1e6, 4)") if priced else "null"
+    return ["batches (status: preparing, validating, in_progress, finalizing, ended or completed, collected; "
+            "cost: collected from the ledger, open estimated, at the batch rate):"] + text_table(con, f"""
+        with spent as (
+            select c.batch_key, {call_cost_sql(con)} as cost_usd
+            from raw.llm_calls c {price_join_sql(con)} where c.batch_key is not null group by c.batch_key
+        ),
+        output as (select model, avg(output_tokens) as mean_output from raw.llm_calls group by model)
+        select coalesce(b.batch_id, '(' || left(b.batch_key, 12) || ')') as batch, b.provider, b.model, b.purpose,
+               b.status, b.n_requests as requests, coalesce(b.n_succeeded, 0) as succeeded,
+               coalesce(b.n_errored, 0) as errored, coalesce(b.n_expired, 0) as expired,
+               coalesce(b.n_cancelled, 0) as cancelled, coalesce(b.n_stored, 0) as stored,
+               coalesce(b.n_duplicates, 0) as duplicates,
+               cast(round(epoch(current_timestamp::timestamp - b.submitted_at) / 3600, 1) as varchar) || ' h' as age,
+               case when b.status = 'collected' then spent.cost_usd else {estimate} end as cost_usd,
+               case when b.status = 'collected' then '' else 'est.' end as cost_kind
+        from raw.batches b left join spent using (batch_key) left join output o on o.model = b.model {prices}
+        order by b.submitted_at, b.batch_key""")
+
+
 def status_report(con, path: Path) -> str:
     out = [f"warehouse: {path}", "", "cases and TTS files loaded, per cohort and source:"]
     out += text_table(con, """
@@ -45,18 +87,16 @@ def status_report(con, path: Path) -> str:
         union all
         select 'synthetic narratives', model, count(*) from raw.synthetic_narratives group by model
         order by what, key""")
-    out += ["", "model calls, tokens and cost per model (prices: seeds/model_prices.csv, after `hindsight build`):"]
-    priced = _exists(con, "reference", "model_prices")
-    price_join = "left join reference.model_prices p on p.model = c.model" if priced else ""
-    cost = ("round(sum(coalesce(c.input_tokens, 0) * p.input_usd_per_million_tokens "
-            "+ coalesce(c.output_tokens, 0) * p.output_usd_per_million_tokens) / 1e6, 4)") if priced else "null"
+    out += ["", "model calls, tokens and cost per model, direct and batch apart (prices: seeds/model_prices.csv, "
+                "after `hindsight build`; batch calls at the batch rate):"]
     out += text_table(con, f"""
-        select c.model, c.purpose, count(*) filter (where c.status = 'ok') as ok_calls,
+        select c.model, c.purpose, case when c.batch_key is null then 'direct' else 'batch' end as via,
+               count(*) filter (where c.status = 'ok') as ok_calls,
                count(*) filter (where c.status = 'error') as failed_calls,
                count(*) filter (where c.parse_status not in ('ok')) as unparsed,
                coalesce(sum(c.input_tokens), 0) as tokens_in, coalesce(sum(c.output_tokens), 0) as tokens_out,
-               {cost} as cost_usd
-        from raw.llm_calls c {price_join} group by all order by c.model, c.purpose""")
+               {call_cost_sql(con)} as cost_usd
+        from raw.llm_calls c {price_join_sql(con)} group by all order by c.model, c.purpose, via""")
     if _exists(con, "main", "agg_answer_completion"):
         out += ["", "replies cut off by the token limit, per model and condition (scored as invalid; "
                     "`hindsight answer --retry-truncated --max-tokens N` re-asks them):"]

@@ -69,6 +69,25 @@ def answer_requests(con, spec: str, base_url: str | None = None, conditions: lis
     rows = fetch_dicts(con, f"""
         select r.*, {hidden} from fct_answer_requests r inner join dim_questions q using (question_id)
         where {' and '.join(where)} order by r.request_id {'limit ' + str(int(limit)) if limit else ''}""", params)
+    write = answer_writer(con, spec, provider)
+
+    jobs = []
+    for row in rows:
+        settings = settings_for(row)
+        messages = answer_messages(row, warning_position)
+        for sample in range(settings.samples):
+            if retry is not None and sample not in retry.get(row["request_id"], ()):
+                continue
+            # a simulator draws each sample apart; sample 0 keeps the draws it always had
+            context = {**row, "seed": seed if sample == 0 else f"{seed}:{sample}"}
+            jobs.append(Job("answer", row["request_id"], messages, context, row["prompt_variant"],
+                            warning_position if row["prompt_variant"] == "warning" else None, sample, settings))
+    return run_jobs(con, provider, spec, jobs, overrides.transport(), concurrency, write, overrides.batch)
+
+
+def answer_writer(con, spec: str, provider):
+    """The writer of answers to raw.responses (one row per call and request, never twice): used by the
+    direct runner, and by batch collection from another process."""
     load_id: list[int] = []   # registered with the first answer written, so a no-op rerun leaves no trace
     written = {r[0] for r in con.execute("select response_id from raw.responses where load_id in "
                                          "(select load_id from raw.loads where kind = 'answer')").fetchall()}
@@ -101,18 +120,22 @@ def answer_requests(con, spec: str, base_url: str | None = None, conditions: lis
             json.dumps(payload), datetime.now(timezone.utc).replace(tzinfo=None)])
         return status
 
-    jobs = []
-    for row in rows:
-        settings = settings_for(row)
-        messages = answer_messages(row, warning_position)
-        for sample in range(settings.samples):
-            if retry is not None and sample not in retry.get(row["request_id"], ()):
-                continue
-            # a simulator draws each sample apart; sample 0 keeps the draws it always had
-            context = {**row, "seed": seed if sample == 0 else f"{seed}:{sample}"}
-            jobs.append(Job("answer", row["request_id"], messages, context, row["prompt_variant"],
-                            warning_position if row["prompt_variant"] == "warning" else None, sample, settings))
-    return run_jobs(con, provider, spec, jobs, overrides.transport(), concurrency, write)
+    return write
+
+
+def narrative_writer(con, spec: str):
+    """The writer of synthetic narratives (one per request and model)."""
+    written = {r[0] for r in con.execute("select narrative_request_id from raw.synthetic_narratives where model = ?",
+                                         [spec]).fetchall()}
+
+    def write(cursor, job: Job, completion: Completion) -> None:
+        if job.target_id not in written:
+            written.add(job.target_id)
+            cursor.execute("insert into raw.synthetic_narratives values (?, ?, ?, ?)",
+                           [job.target_id, spec, completion.text.strip(), datetime.now(timezone.utc).replace(tzinfo=None)])
+        return None
+
+    return write
 
 
 def generate_narratives(con, spec: str, base_url: str | None = None, limit: int | None = None,
@@ -124,17 +147,8 @@ def generate_narratives(con, spec: str, base_url: str | None = None, limit: int 
     settings_for = SettingsResolver(con, "narrative", overrides)
     rows = fetch_dicts(con, f"""select * from fct_narrative_requests
                                 order by narrative_request_id {'limit ' + str(int(limit)) if limit else ''}""")
-    written = {r[0] for r in con.execute("select narrative_request_id from raw.synthetic_narratives where model = ?",
-                                         [spec]).fetchall()}
-
-    def write(cursor, job: Job, completion: Completion) -> None:
-        if job.target_id not in written:
-            written.add(job.target_id)
-            cursor.execute("insert into raw.synthetic_narratives values (?, ?, ?, ?)",
-                        [job.target_id, spec, completion.text.strip(), datetime.now(timezone.utc).replace(tzinfo=None)])
-        return None
-
     # one narrative per request: a truncated one is kept (its call says so), samples do not apply
     jobs = [Job("narrative", row["narrative_request_id"], narrative_messages(row["tts_lines"]), {"tts_lines": row["tts_lines"]},
                 settings=settings_for(row)) for row in rows]
-    return run_jobs(con, provider, spec, jobs, overrides.transport(), concurrency, write)
+    return run_jobs(con, provider, spec, jobs, overrides.transport(), concurrency, narrative_writer(con, spec),
+                    overrides.batch)

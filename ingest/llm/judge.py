@@ -39,9 +39,6 @@ def judge(con, spec: str, base_url: str | None = None, limit: int | None = None,
     require_marts(con, "fct_judgment_requests")
     provider = make_provider(spec, base_url, overrides.transport())
     settings_for = SettingsResolver(con, "judge", overrides)
-    now = lambda: datetime.now(timezone.utc).replace(tzinfo=None)  # noqa: E731
-    judged = {r[0] for r in con.execute("select coalesce(response_id, full_response_id || '|' || masked_response_id) "
-                                        "from raw.judgments where judge_model = ?", [spec]).fetchall()}
     jobs = []
     for kind, order in (("individual", "response_id"), ("paired", "full_response_id, masked_response_id")):
         for request in fetch_dicts(con, f"""select * from fct_judgment_requests where judgment_kind = ?
@@ -49,6 +46,15 @@ def judge(con, spec: str, base_url: str | None = None, limit: int | None = None,
             jobs.append(Job("judge", request["target_id"], judgment_messages(request),
                             {"kind": kind, **{k: request[k] for k in ("response_id", "full_response_id", "masked_response_id")}},
                             settings=settings_for(request)))
+
+    return run_jobs(con, provider, spec, jobs, overrides.transport(), concurrency, judgment_writer(con, spec),
+                    overrides.batch)
+
+
+def judgment_writer(con, spec: str):
+    """The writer of judgments to raw.judgments (scores outside {0, 0.5, 1} stay in the ledger only)."""
+    judged = {r[0] for r in con.execute("select coalesce(response_id, full_response_id || '|' || masked_response_id) "
+                                        "from raw.judgments where judge_model = ?", [spec]).fetchall()}
 
     def write(cursor, job: Job, completion: Completion) -> str:
         kind = job.context["kind"]
@@ -67,7 +73,7 @@ def judge(con, spec: str, base_url: str | None = None, limit: int | None = None,
             job.context.get("response_id"), job.context.get("full_response_id"), job.context.get("masked_response_id"),
             spec, row["accuracy_score"], row["htr_score"],
             row["full_equals_masked"], row["full_accuracy_score"], row["masked_accuracy_score"], row["full_htr_score"],
-            row["masked_htr_score"], row["hbr_score"], completion.text, now()])
+            row["masked_htr_score"], row["hbr_score"], completion.text, datetime.now(timezone.utc).replace(tzinfo=None)])
         return status
 
-    return run_jobs(con, provider, spec, jobs, overrides.transport(), concurrency, write)
+    return write

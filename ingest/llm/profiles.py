@@ -32,6 +32,7 @@ class Overrides:
     timeout: float = 120.0
     max_retries: int = 5
     api: str = "chat"
+    batch: object = None        # ingest.llm.batch.BatchOptions: submit through the provider's batch API
 
     def transport(self) -> Settings:
         """The settings a provider client is built with (timeouts, retries, endpoint)."""

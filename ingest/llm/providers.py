@@ -65,7 +65,7 @@ class Settings:
         return (self.temperature, self.max_tokens, self.response_format, self.reasoning_effort, self.thinking_budget)
 
 
-def _api_key(variable: str, base_url: str | None) -> str:
+def api_key_from_env(variable: str, base_url: str | None) -> str:
     """The key from the environment; a local server (--base-url) may go without one."""
     key = os.environ.get(variable)
     if not key and not base_url:
@@ -98,7 +98,7 @@ class _Remote(_Sampled):
 
     def __init__(self, model: str, base_url: str | None, settings: Settings):
         self.model, self.base_url = model, base_url
-        self.client = self._client(api_key=_api_key(self.key_variable, base_url), base_url=base_url,
+        self.client = self._client(api_key=api_key_from_env(self.key_variable, base_url), base_url=base_url,
                                    timeout=settings.timeout, max_retries=settings.max_retries)
 
     async def close(self) -> None:
@@ -107,6 +107,7 @@ class _Remote(_Sampled):
 
 class OpenAIChat(_Remote):
     provider, key_variable = "openai", "OPENAI_API_KEY"
+    endpoint = "/v1/chat/completions"        # what a batch line names
 
     @staticmethod
     def _client(**options):
@@ -114,8 +115,21 @@ class OpenAIChat(_Remote):
 
         return openai.AsyncOpenAI(**options)
 
+    def body(self, messages: list[dict], settings: Settings) -> dict:
+        """The request body (the same for a direct call and a batch line)."""
+        return {"model": self.model, "messages": messages, **self.arguments(settings)[0]}
+
     async def complete(self, messages: list[dict], settings: Settings, context: dict | None = None) -> Completion:
-        reply = await self.client.chat.completions.create(model=self.model, messages=messages, **self.arguments(settings)[0])
+        return self.completion(await self.client.chat.completions.create(**self.body(messages, settings)))
+
+    @staticmethod
+    def parse(data: dict):
+        from openai.types.chat import ChatCompletion
+
+        return ChatCompletion.model_validate(data)
+
+    @staticmethod
+    def completion(reply) -> Completion:
         usage, choice = reply.usage, reply.choices[0]
         # OpenAI-compatible servers that think aloud (vLLM, llama.cpp, DeepSeek) put it in reasoning_content
         reasoning = getattr(choice.message, "reasoning_content", None) or (choice.message.model_extra or {}).get("reasoning_content")
@@ -128,6 +142,7 @@ class OpenAIResponses(OpenAIChat):
     """OpenAI's Responses API (the same client): instructions apart from the input, `max_output_tokens`
     (reasoning included), and the reply's text assembled from its message items (reasoning items are
     not text)."""
+    endpoint = "/v1/responses"
 
     def _arguments(self, settings: Settings) -> tuple[dict, list[str]]:
         arguments, notes = super()._arguments(settings)
@@ -139,11 +154,23 @@ class OpenAIResponses(OpenAIChat):
             arguments["text"] = {"format": arguments.pop("response_format")}
         return arguments, notes
 
-    async def complete(self, messages: list[dict], settings: Settings, context: dict | None = None) -> Completion:
+    def body(self, messages: list[dict], settings: Settings) -> dict:
         instructions = "\n".join(m["content"] for m in messages if m["role"] == "system")
         turns = [{"role": m["role"], "content": m["content"]} for m in messages if m["role"] != "system"]
-        reply = await self.client.responses.create(model=self.model, instructions=instructions or None, input=turns,
-                                                   **self.arguments(settings)[0])
+        return {"model": self.model, **({"instructions": instructions} if instructions else {}), "input": turns,
+                **self.arguments(settings)[0]}
+
+    async def complete(self, messages: list[dict], settings: Settings, context: dict | None = None) -> Completion:
+        return self.completion(await self.client.responses.create(**self.body(messages, settings)))
+
+    @staticmethod
+    def parse(data: dict):
+        from openai.types.responses import Response
+
+        return Response.model_validate(data)
+
+    @staticmethod
+    def completion(reply) -> Completion:
         text = "".join(part.text for item in reply.output if item.type == "message"
                        for part in item.content if part.type == "output_text")
         reasoning = "\n".join(part.text for item in reply.output if item.type == "reasoning"
@@ -158,6 +185,7 @@ class OpenAIResponses(OpenAIChat):
 
 class AnthropicMessages(_Remote):
     provider, key_variable = "anthropic", "ANTHROPIC_API_KEY"
+    endpoint = "/v1/messages"
 
     @staticmethod
     def _client(**options):
@@ -165,11 +193,22 @@ class AnthropicMessages(_Remote):
 
         return anthropic.AsyncAnthropic(**options)
 
-    async def complete(self, messages: list[dict], settings: Settings, context: dict | None = None) -> Completion:
+    def body(self, messages: list[dict], settings: Settings) -> dict:
         system = "\n".join(m["content"] for m in messages if m["role"] == "system")
         turns = [m for m in messages if m["role"] != "system"]
-        reply = await self.client.messages.create(model=self.model, system=system, messages=turns,
-                                                   **self.arguments(settings)[0])
+        return {"model": self.model, "system": system, "messages": turns, **self.arguments(settings)[0]}
+
+    async def complete(self, messages: list[dict], settings: Settings, context: dict | None = None) -> Completion:
+        return self.completion(await self.client.messages.create(**self.body(messages, settings)))
+
+    @staticmethod
+    def parse(data: dict):
+        from anthropic.types import Message
+
+        return Message.model_validate(data)
+
+    @staticmethod
+    def completion(reply) -> Completion:
         # thinking blocks stay apart from the answer text
         text = "".join(block.text for block in reply.content if block.type == "text")
         thinking = "\n".join(block.thinking for block in reply.content if block.type == "thinking")

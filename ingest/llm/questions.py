@@ -79,7 +79,7 @@ def generate_questions(con, spec: str, out_dir: Path, base_url: str | None = Non
 
     first = [Job("questions", f"{row['cohort']}/{row['case_id']}", question_generation_messages(row),
                  {"case": (row["cohort"], row["case_id"])}, settings=settings_for(row)) for row in rows]
-    summary = run_jobs(con, provider, spec, first, settings, concurrency, keep)
+    summary = run_jobs(con, provider, spec, first, settings, concurrency, keep, overrides.batch)
     repairs = []
     for job in first:
         if job.target_id not in replies:
@@ -92,11 +92,14 @@ def generate_questions(con, spec: str, out_dir: Path, base_url: str | None = Non
             repairs.append(Job("questions_repair", job.target_id, follow_up, job.context, settings=job.settings))
     if repairs:
         # a run closes its client inside its event loop; the repair round gets a fresh one
-        repaired = run_jobs(con, make_provider(spec, base_url, settings), spec, repairs, settings, concurrency, keep)
+        repaired = run_jobs(con, make_provider(spec, base_url, settings), spec, repairs, settings, concurrency, keep,
+                            overrides.batch)
         summary.answered += repaired.answered
         summary.from_cache += repaired.from_cache
         summary.failed += repaired.failed
         summary.errors += repaired.errors
+        summary.submitted += repaired.submitted
+        summary.in_batches += repaired.in_batches
 
     accepted, failures = [], []
     now = datetime.now(timezone.utc).replace(tzinfo=None)

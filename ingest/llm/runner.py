@@ -58,6 +58,9 @@ class RunSummary:
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)      # settings the model does not take, left out (once each)
     refused: str | None = None                          # a request parameter the API refused: the run stopped
+    submitted: int = 0                                  # calls sent in new batches (--batch)
+    in_batches: int = 0                                 # calls already waiting in a live batch
+    batches: list[str] = field(default_factory=list)    # progress lines of the batches (--batch)
 
 
 REFUSED_CODES = ("unsupported_parameter", "unsupported_value")
@@ -136,7 +139,7 @@ def _progress(total: int):
         return None
 
 
-class _Inserts:
+class RowBuffer:
     """A cursor that holds single-row `insert ... values (?, ...)` statements and writes each table's
     rows as one multi-row insert when flushed (DuckDB runs one statement of many rows far faster than
     many of one); any other statement flushes first, so reads see every row written before them."""
@@ -186,7 +189,7 @@ class _Writer(threading.Thread):
 
     def _store(self, batch: list) -> None:
         self.cursor.execute("begin transaction")
-        inserts = _Inserts(self.cursor)
+        inserts = RowBuffer(self.cursor)
         try:
             for job, completion, record in batch:
                 self._store_one(inserts, job, completion, record)
@@ -199,24 +202,53 @@ class _Writer(threading.Thread):
             self.bar.update(len(batch))
 
     def _store_one(self, cursor, job: Job, completion: Completion | None, record: dict) -> None:
-        same, summary = self.groups[job.call_id], self.summary
-        if completion:
-            for target in same:
-                status = self.write(cursor, target, completion)
-            if completion.truncated:
-                status = "truncated"      # whatever the writer made of it, the model ran out of tokens
-            if status is not None:
-                record["parse_status"], record["parser_version"] = status, RESPONSE_PARSER_VERSION
-            summary.answered += len(same)
-            summary.truncated += len(same) * completion.truncated
-            summary.unparsed += len(same) * (status not in (None, "ok", "truncated"))
-            summary.input_tokens += completion.input_tokens or 0
-            summary.output_tokens += completion.output_tokens or 0
-        else:
-            summary.failed += len(same)
-            summary.errors.append(record["error"])
-        cursor.execute(f"insert into raw.llm_calls ({', '.join(record)}) values ({', '.join('?' * len(record))})",
-                       list(record.values()))
+        store_result(cursor, self.groups[job.call_id], completion, record, self.write, self.summary)
+
+
+def store_result(cursor, same: list[Job], completion: Completion | None, record: dict, write, summary: RunSummary) -> None:
+    """One call's result: its targets written by the command's writer, then its ledger row (the one
+    write path of direct and batch calls)."""
+    if completion:
+        for target in same:
+            status = write(cursor, target, completion) if write else None
+        if completion.truncated:
+            status = "truncated"      # whatever the writer made of it, the model ran out of tokens
+        if status is not None:
+            record["parse_status"], record["parser_version"] = status, RESPONSE_PARSER_VERSION
+        summary.answered += len(same)
+        summary.truncated += len(same) * completion.truncated
+        summary.unparsed += len(same) * (status not in (None, "ok", "truncated"))
+        summary.input_tokens += completion.input_tokens or 0
+        summary.output_tokens += completion.output_tokens or 0
+    else:
+        summary.failed += len(same)
+        summary.errors.append(record["error"])
+    cursor.execute(f"insert into raw.llm_calls ({', '.join(record)}) values ({', '.join('?' * len(record))})",
+                   list(record.values()))
+
+
+def ledger_record(job: Job, completion: Completion | None, error: str | None, provider: str, model: str,
+                  host: str | None, sent: dict, started: datetime, seconds: float | None, batch_key: str | None = None) -> dict:
+    """raw.llm_calls' row for one call: what was sent (not what was asked: a setting the model does
+    not take is left out), what came back, and how long it took."""
+    return {
+        "call_id": job.call_id, "purpose": job.purpose, "target_id": job.target_id,
+        "provider": provider, "model": model, "base_url_host": host,
+        "reported_model": completion.reported_model if completion else None,
+        "temperature": sent.get("temperature"), "max_tokens": job.settings.max_tokens if job.settings else None,
+        "settings_sent": json.dumps(sent), "sample_index": job.sample,
+        "sampling_profile": job.settings.profile if job.settings else None,
+        "finish_reason": completion.finish_reason if completion else None,
+        "reasoning_text": completion.reasoning_text if completion else None,
+        "prompt_variant": job.prompt_variant, "warning_position": job.warning_position,
+        "prompt_template_version": PROMPT_TEMPLATE_VERSION,
+        "response_text": completion.text if completion else None,
+        "parse_status": None, "parser_version": None,
+        "input_tokens": completion.input_tokens if completion else None,
+        "output_tokens": completion.output_tokens if completion else None,
+        "latency_ms": None if seconds is None else round(seconds * 1000, 1), "started_at": started, "finished_at": _now(),
+        "status": "ok" if completion else "error", "error": error, "batch_key": batch_key,
+    }
 
 
 async def _run(con, provider, model: str, groups: dict[str, list[Job]], concurrency: int,
@@ -250,25 +282,9 @@ async def _run(con, provider, model: str, groups: dict[str, list[Job]], concurre
             if result is None:
                 continue
             job, completion, error, refused, started, seconds = result
-            sent = provider.arguments(job.settings)[0]
-            writer.items.put((job, completion, {
-                "call_id": job.call_id, "purpose": job.purpose, "target_id": job.target_id,
-                "provider": provider.provider, "model": model, "base_url_host": base_url_host(provider.base_url),
-                "reported_model": completion.reported_model if completion else None,
-                # what was sent, not what was asked: a setting the model does not take is left out
-                "temperature": sent.get("temperature"), "max_tokens": job.settings.max_tokens,
-                "settings_sent": json.dumps(sent), "sample_index": job.sample, "sampling_profile": job.settings.profile,
-                "finish_reason": completion.finish_reason if completion else None,
-                "reasoning_text": completion.reasoning_text if completion else None,
-                "prompt_variant": job.prompt_variant, "warning_position": job.warning_position,
-                "prompt_template_version": PROMPT_TEMPLATE_VERSION,
-                "response_text": completion.text if completion else None,
-                "parse_status": None, "parser_version": None,
-                "input_tokens": completion.input_tokens if completion else None,
-                "output_tokens": completion.output_tokens if completion else None,
-                "latency_ms": round(seconds * 1000, 1), "started_at": started, "finished_at": _now(),
-                "status": "ok" if completion else "error", "error": error,
-            }))
+            writer.items.put((job, completion, ledger_record(
+                job, completion, error, provider.provider, model, base_url_host(provider.base_url),
+                provider.arguments(job.settings)[0], started, seconds)))
             if writer.failure is not None:
                 raise writer.failure
             if refused and summary.refused is None:
@@ -287,10 +303,13 @@ async def _run(con, provider, model: str, groups: dict[str, list[Job]], concurre
 
 
 def run_jobs(con, provider, model: str, jobs: list[Job], settings: Settings, concurrency: int,
-             write: Callable[..., str | None]) -> RunSummary:
+             write: Callable[..., str | None], batch=None) -> RunSummary:
     """Send every call not already answered, write each result as it arrives,
     and write stored results for targets that lack them (writers skip targets
-    already written). `settings` serve jobs that carry none of their own."""
+    already written). `settings` serve jobs that carry none of their own. With
+    `batch` (ingest.llm.batch.BatchOptions) the pending calls go through the
+    provider's batch API instead: finished batches are collected first, and
+    only calls in no live batch are submitted."""
     summary = RunSummary(selected=len(jobs))
     for job in jobs:
         job.settings = job.settings or settings
@@ -314,6 +333,10 @@ def run_jobs(con, provider, model: str, jobs: list[Job], settings: Settings, con
             for job in same:
                 write(con, job, Completion(done[key][0], done[key][1], None, None, done[key][2]))
             con.execute("commit")
-    if pending:
+    if batch is not None:
+        from ingest.llm.batch import run_batched
+
+        run_batched(con, provider, model, jobs, pending, done, write, summary, batch)
+    elif pending:
         asyncio.run(_run(con, provider, model, pending, concurrency, write, summary))
     return summary
