@@ -44,10 +44,10 @@ def run(provider: str, calls: int, samples: int) -> dict:
         started = time.perf_counter()
         submitted = answer_requests(con, model, url, limit=calls // samples, overrides=overrides)
         submit_seconds = time.perf_counter() - started
-        for _ in range(4):                      # the loopback batches end after a few polls
-            collect_all(con)
-        started = time.perf_counter()
-        summary, still_open = collect_all(con)
+        started = time.perf_counter()           # poll until every batch has ended and is stored
+        polls, still_open = 1, collect_all(con)[1]
+        while still_open:
+            polls, still_open = polls + 1, collect_all(con)[1]
         collect_seconds = time.perf_counter() - started
         stored = con.execute("select count(*) from raw.llm_calls where model = ?", [model]).fetchone()[0]
         batches = con.execute("select count(*), max(n_requests), max(input_bytes) from raw.batches").fetchone()
@@ -56,7 +56,7 @@ def run(provider: str, calls: int, samples: int) -> dict:
         rerun_seconds = time.perf_counter() - started
     return {"provider": provider, "calls": submitted.selected, "submitted": submitted.submitted,
             "batches": batches[0], "largest_batch_requests": batches[1], "largest_batch_mb": round(batches[2] / 2**20, 1),
-            "submit_seconds": round(submit_seconds, 1), "collect_seconds": round(collect_seconds, 1),
+            "submit_seconds": round(submit_seconds, 1), "collect_seconds": round(collect_seconds, 1), "collect_polls": polls,
             "stored": stored, "still_open": len(still_open), "rerun_seconds": round(rerun_seconds, 1),
             "rerun_submitted": rerun.submitted}
 

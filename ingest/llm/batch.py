@@ -175,13 +175,18 @@ def _rows(con, where: str, params=()) -> list[dict]:
 
 # -- submission -----------------------------------------------------------------------------------
 def _lines(provider, jobs: list[Job]) -> list[tuple[str, object, int]]:
-    """(call id, request line, its size in bytes) per call, in the provider's batch format."""
+    """(call id, request line, its size in bytes) per call, in the provider's batch format (OpenAI: the
+    encoded JSONL line itself, Anthropic: the request object the SDK sends)."""
     lines = []
     for job in jobs:
         body = provider.body(job.messages, job.settings)
-        line = ({"custom_id": job.call_id, "method": "POST", "url": provider.endpoint, "body": body}
-                if provider.provider == "openai" else {"custom_id": job.call_id, "params": body})
-        lines.append((job.call_id, line, len(json.dumps(line, ensure_ascii=False).encode()) + 1))
+        if provider.provider == "openai":
+            line = (json.dumps({"custom_id": job.call_id, "method": "POST", "url": provider.endpoint, "body": body},
+                               ensure_ascii=False) + "\n").encode()
+            lines.append((job.call_id, line, len(line)))
+        else:
+            line = {"custom_id": job.call_id, "params": body}
+            lines.append((job.call_id, line, len(json.dumps(line, ensure_ascii=False).encode()) + 1))
     return lines
 
 
@@ -222,8 +227,8 @@ def submit(con, client: _Client, provider, model: str, jobs: list[Job], options:
                 json.dumps({k: v for k, v in job.context.items() if k in KEPT_CONTEXT}, default=str)])
         inserts.flush()
         con.execute("commit")
-        payload = ("".join(json.dumps(line, ensure_ascii=False) + "\n" for _, line, _ in chunk).encode()
-                   if provider.provider == "openai" else [line for _, line, _ in chunk])
+        payload = (b"".join(line for _, line, _ in chunk) if provider.provider == "openai"
+                   else [line for _, line, _ in chunk])
         _update(con, key, **client.send(con, _rows(con, "batch_key = ?", [key])[0], payload))
         sent += len(chunk)
     return sent

@@ -124,9 +124,11 @@ class OpenAIChat(_Remote):
 
     @staticmethod
     def parse(data: dict):
+        """A reply body from a batch result file, built as leniently as the SDK builds a direct reply (a
+        field the API adds or drops must not lose a paid result)."""
         from openai.types.chat import ChatCompletion
 
-        return ChatCompletion.model_validate(data)
+        return ChatCompletion.construct(**data)
 
     @staticmethod
     def completion(reply) -> Completion:
@@ -167,7 +169,7 @@ class OpenAIResponses(OpenAIChat):
     def parse(data: dict):
         from openai.types.responses import Response
 
-        return Response.model_validate(data)
+        return Response.construct(**data)
 
     @staticmethod
     def completion(reply) -> Completion:
@@ -205,7 +207,7 @@ class AnthropicMessages(_Remote):
     def parse(data: dict):
         from anthropic.types import Message
 
-        return Message.model_validate(data)
+        return Message.construct(**data)
 
     @staticmethod
     def completion(reply) -> Completion:

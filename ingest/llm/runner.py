@@ -327,12 +327,16 @@ def run_jobs(con, provider, model: str, jobs: list[Job], settings: Settings, con
         groups.setdefault(job.call_id, []).append(job)
     pending = {key: same for key, same in groups.items() if key not in done}
     summary.from_cache = sum(len(same) for key, same in groups.items() if key in done)
-    for key, same in groups.items():
-        if key in done:
-            con.execute("begin transaction")
+    cached = [(key, same) for key, same in groups.items() if key in done]
+    if cached:
+        # stored replies for targets that lack them (writers skip the rest), in one transaction
+        con.execute("begin transaction")
+        buffer = RowBuffer(con)
+        for key, same in cached:
             for job in same:
-                write(con, job, Completion(done[key][0], done[key][1], None, None, done[key][2]))
-            con.execute("commit")
+                write(buffer, job, Completion(done[key][0], done[key][1], None, None, done[key][2]))
+        buffer.flush()
+        con.execute("commit")
     if batch is not None:
         from ingest.llm.batch import run_batched
 

@@ -126,7 +126,7 @@ def reply_for(path: str, body: dict, number: int, action: dict, min_complete_tok
                                + ([] if truncated and not text else
                                   [{"type": "message", "id": f"msg_{number}", "status": "completed", "role": "assistant",
                                     "content": [{"type": "output_text", "text": text, "annotations": []}]}]),
-                     "usage": {"input_tokens": 80, "input_tokens_details": {"cached_tokens": 0},
+                     "usage": {"input_tokens": 80, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
                                "output_tokens": 30, "output_tokens_details": {"reasoning_tokens": 12}, "total_tokens": 110}}
     if path.endswith("/messages"):
         thinking = (body.get("thinking") or {}).get("type") == "enabled"

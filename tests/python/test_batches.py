@@ -145,3 +145,23 @@ def test_a_crash_at_any_point_loses_and_duplicates_nothing(db, provider, point):
         assert query(db, "select status from raw.batches order by submitted_at") == [("abandoned",), ("collected",)]
     if point == "during_collect":
         assert query(db, "select n_stored, n_duplicates from raw.batches") == [(7, 5)]
+
+
+def test_the_responses_endpoint_and_a_truncated_item_in_a_batch(db):
+    """`--api responses` batches name /v1/responses; an item that ran out of tokens is stored as
+    truncated, like a direct call, and is not submitted again without --retry-truncated."""
+    def script(n, body):
+        return {"truncate": True} if n == 0 else None
+
+    with FakeLLMServer(script) as server:
+        args = [*ANSWER, "--model", "openai:gpt-5.5", "--api", "responses", "--base-url", server.url + "/v1", "--limit", "4",
+                "--batch"]
+        out = hindsight(db, *args, "--wait", "--poll-interval", "0.01").output
+        assert "4 answered now" in out and "1 truncated at the token limit" in out
+        lines = [json.loads(line) for f in server.batches.files.values() if f["purpose"] == "batch"
+                 for line in f["content"].decode().splitlines()]
+        assert {line["url"] for line in lines} == {"/v1/responses"}
+        assert all(line["body"]["max_output_tokens"] == 1024 and "input" in line["body"] for line in lines)
+        assert "submitted" not in hindsight(db, *args).output
+    assert query(db, "select parse_status, finish_reason, count(*) from raw.llm_calls group by all order by 1") == \
+        [("ok", "completed", 3), ("truncated", "max_output_tokens", 1)]

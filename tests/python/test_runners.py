@@ -87,7 +87,7 @@ def test_openai_answers_exactly_once_through_429_500_and_malformed_replies(db):
     status = hindsight(db, "status").output
     line = next(row for row in status.splitlines() if row.strip().startswith("openai:test-model"))
     assert line.split()[1:6] == ["answer", "direct", "12", "0", "1"]     # ok calls, failed, not the expected JSON
-    assert int(line.split()[5]) == sum(range(100, 114)) - 100 - 101   # tokens in of the 12 served replies
+    assert int(line.split()[6]) == sum(range(100, 114)) - 100 - 101   # tokens in of the 12 served replies
 
 
 def test_request_bodies_carry_appendix_c_and_nothing_hidden(db):
