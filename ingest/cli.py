@@ -343,6 +343,65 @@ def build(dbt_args: tuple[str, ...]) -> None:
     sys.exit(0 if run_build(extra=list(dbt_args)) else 1)
 
 
+@main.group()
+def validation() -> None:
+    """Human validation (paper §3.8, Appendix G): draw the sample, export packets, load assessments."""
+
+
+@validation.command("sample")
+@click.option("--model", required=True, help="PROVIDER:MODEL whose standard-prompt answers give each case's EPS.")
+@click.option("--fraction", default=0.10, show_default=True, help="Share of each cohort's cases to draw (at least 2).")
+@click.option("--tau", default=0.3, show_default=True, help="Temperature of the weights exp(EPS / tau).")
+@click.option("--seed", default=2026, show_default=True, help="Seed of the draw.")
+@click.option("--annotators", default="annotator-1,annotator-2,annotator-3,annotator-4", show_default=True,
+              help="Four names: the first two assess half 1, the last two half 2.")
+@click.option("--simulations", default=100_000, show_default=True, help="Draws behind each inclusion probability.")
+def validation_sample(model, fraction, tau, seed, annotators, simulations) -> None:
+    """Draw the error-enriched sample of cases and store it as a design."""
+    from ingest.stats.validation_design import DesignParams, create_design
+
+    params = DesignParams(model, fraction, tau, seed, tuple(a.strip() for a in annotators.split(",") if a.strip()),
+                          simulations)
+    with connect() as con:
+        known = {r[0] for r in con.execute("select design_id from raw.validation_designs").fetchall()}
+        design_id, rows = create_design(con, params)
+    drawn = [r for r in rows if r["sampled"]]
+    verb = "already stored" if design_id in known else "drawn"
+    click.echo(f"design {design_id} {verb}: {len(drawn)} of {len(rows)} cases "
+               f"({sum(r['half'] == 1 for r in drawn)} in half 1, {sum(r['half'] == 2 for r in drawn)} in half 2); "
+               "next: `hindsight validation export --out DIR`, then `hindsight build`")
+    for row in drawn:
+        click.echo(f"  {row['cohort']} {row['case_id']}: half {row['half']}, EPS {row['eps']:.3f}, "
+                   f"inclusion probability {row['inclusion_probability']:.3f} (± {row['inclusion_probability_se']:.4f})")
+
+
+@validation.command("export")
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="Folder for the packets.")
+@click.option("--design", help="A design id (default: the newest).")
+@click.option("--judge-sample", default=0, show_default=True,
+              help="Also a judge-check CSV with up to N judged free-response answers per case.")
+def validation_export(out: Path, design: str | None, judge_sample: int) -> None:
+    """One CSV and HTML packet per annotator (the CSV is what `validation load` reads)."""
+    from ingest.publish.validation_packets import export_packets
+
+    with connect(read_only=True) as con:
+        paths = export_packets(con, out, design, judge_sample)
+    click.echo(f"{len(paths)} files written to {out}:")
+    for path in paths:
+        click.echo(f"  {path}")
+
+
+@validation.command("load")
+@click.argument("file", type=click.Path(path_type=Path))
+def validation_load(file: Path) -> None:
+    """Load an annotator's filled packet CSV (or judge-check CSV); bad rows are reported, the rest load."""
+    from ingest.load.annotations import load_annotations
+
+    with connect() as con:
+        result = load_annotations(con, file)
+    _report_jsonl(result, "annotations")
+
+
 @main.group(invoke_without_command=True)
 @click.pass_context
 def batches(ctx) -> None:

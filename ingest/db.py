@@ -206,6 +206,80 @@ create table if not exists raw.batch_calls (
     outcome              varchar             -- NULL while in flight | stored | duplicate | errored | expired | cancelled | missing
 );
 
+-- human validation (paper §3.8, Appendix G): sampling designs, their cases, who assesses which
+-- case, and the assessments loaded back from the packets (newest version per annotator and item)
+create table if not exists raw.validation_designs (
+    design_id            varchar not null,
+    model                varchar not null,   -- whose answers gave EPS
+    fraction             double not null,
+    tau                  double not null,
+    seed                 bigint not null,
+    annotators           json not null,      -- four names: the first two assess half 1, the last two half 2
+    simulations          integer not null,   -- draws behind each inclusion probability
+    created_at           timestamp not null
+);
+
+create table if not exists raw.validation_cases (
+    design_id            varchar not null,
+    cohort               varchar not null,
+    case_id              varchar not null,
+    inaccuracy           double,             -- the EPS components before normalisation
+    htr                  double,
+    air                  double,
+    hbr                  double,
+    eps                  double not null,
+    weight               double not null,
+    inclusion_probability double not null,
+    inclusion_probability_se double not null,
+    sampled              boolean not null,
+    half                 integer,
+    draw_order           integer
+);
+
+create table if not exists raw.validation_assignments (
+    design_id            varchar not null,
+    annotator            varchar not null,
+    cohort               varchar not null,
+    case_id              varchar not null
+);
+
+create table if not exists raw.annotations (
+    load_id              integer not null,
+    source_file          varchar not null,
+    line_number          integer not null,
+    design_id            varchar not null,
+    cohort               varchar not null,
+    annotator            varchar not null,
+    case_id              varchar not null,
+    question_id          varchar not null,
+    reasonable           varchar,            -- yes | no | na | NULL (unanswered)
+    agree_reference      varchar,
+    agree_trap           varchar,
+    comment              varchar,
+    content_sha256       varchar not null,
+    loaded_at            timestamp not null
+);
+
+create table if not exists raw.judge_checks (
+    load_id              integer not null,
+    source_file          varchar not null,
+    line_number          integer not null,
+    design_id            varchar not null,
+    cohort               varchar not null,
+    annotator            varchar not null,
+    case_id              varchar not null,
+    question_id          varchar not null,
+    response_id          varchar,
+    judge_model          varchar,
+    judge_accuracy_score double,
+    judge_htr_score      double,
+    human_accuracy_score double,
+    human_htr_score      double,
+    comment              varchar,
+    content_sha256       varchar not null,
+    loaded_at            timestamp not null
+);
+
 -- HindsightBench release layout (hindsight/outputs/bench/<model>/...)
 create table if not exists raw.hb_cells (
     load_id              integer not null,

@@ -14,13 +14,17 @@ from pathlib import Path
 
 from ingest.build import build
 from ingest.db import connect, warehouse_path
+from ingest.demo.simulated_annotators import fill_packet
 from ingest.demo.simulated_audit import write_release
 from ingest.llm.answer import answer_requests, generate_narratives
 from ingest.llm.judge import judge
+from ingest.load.annotations import load_annotations
 from ingest.load.cases import load_cases
 from ingest.load.hindsightbench import load_hindsightbench
 from ingest.load.questions import load_questions
 from ingest.publish.report import write_report
+from ingest.publish.validation_packets import export_packets
+from ingest.stats.validation_design import DesignParams, create_design
 from ingest.status import text_table
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -32,6 +36,10 @@ SIMULATORS = ("sim:prospective", "sim:hindsight@0.3", "sim:hindsight@0.6", "sim:
 WARNING_ANSWERERS = ("sim:hindsight@0.3",)
 CLINICAL_ONLY = ["--exclude", *(f"path:models/{layer}/hindsightbench" for layer in ("staging", "intermediate", "marts"))]
 JUDGE = "sim:exact-match"   # a labelled exact-match judge for the free responses
+# human validation (Appendix G): the error-enriched sample of the planted-hindsight model, assessed by
+# four simulated annotators (labelled) who agree at the planted rates of ingest/demo/simulated_annotators.py
+VALIDATION = DesignParams("sim:hindsight@0.3", fraction=0.5, annotators=(
+    "simulated-annotator-1", "simulated-annotator-2", "simulated-annotator-3", "simulated-annotator-4"))
 
 
 def load_demo(db: Path) -> None:
@@ -87,6 +95,25 @@ def simulate_demo(db: Path, phase: str) -> None:
                 answer_requests(con, name, variants=["warning"])
         if phase == "judgments":
             judge(con, JUDGE)
+        if phase == "validation":
+            create_design(con, VALIDATION)
+            packets = db.parent / f"{db.stem}.validation-packets"
+            traps = {q: t is not None for q, t in con.execute("select question_id, hindsight_trap from dim_questions").fetchall()}
+            for path in export_packets(con, packets, judge_sample=2):
+                if path.suffix == ".csv":
+                    load_annotations(con, fill_packet(path, traps))
+
+
+def validation_text(db: Path) -> str:
+    """Table G.1 of the demo's validation design (every cohort together)."""
+    with connect(db, read_only=True) as con:
+        lines = ["human validation, Table G.1 (agg_validation; simulated annotators; estimate [95% case-clustered CI]):"]
+        lines += text_table(con, """
+            select item || coalesce(' (' || judge_model || ')', '') as item, statistic,
+                   printf('%.3f [%.3f, %.3f]', estimate, ci_low, ci_high) as estimate,
+                   n_questions, n_cases, n_assessments
+            from agg_validation where cohort = 'all' order by item, statistic""")
+    return "\n".join(lines)
 
 
 def metricstext_table(db: Path) -> str:
@@ -129,6 +156,8 @@ def run_demo(report_dir: Path = Path("reports")) -> int:
              ("dbt build: condition-3 requests", None, CLINICAL_ONLY),
              ("simulators answer every request", "answers", None),
              ("dbt build: scores", None, CLINICAL_ONLY), (f"{JUDGE} judges the free responses", "judgments", None),
+             ("dbt build: judged scores", None, CLINICAL_ONLY),
+             ("human validation: error-enriched sample, packets, simulated annotators", "validation", None),
              ("dbt build: scores, paired metrics, bootstrap CIs, HindsightBench audit", None, [])]
     for label, phase, dbt_args in steps:
         print(f"hindsight demo: {label}")
@@ -141,6 +170,8 @@ def run_demo(report_dir: Path = Path("reports")) -> int:
     print(summary(db))
     print()
     print(metricstext_table(db))
+    print()
+    print(validation_text(db))
     print()
     print(f"hindsight demo: report written to {write_report(db, report_dir).resolve()}")
     return 0

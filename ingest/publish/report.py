@@ -29,7 +29,8 @@ REF = re.compile(r"\{\{\s*ref\(\s*['\"]([A-Za-z0-9_]+)['\"]\s*\)\s*\}\}")
 # Every kind of block a fully loaded warehouse shows (the browser test checks them on the demo).
 KINDS = ["overview", "terms", "figure-3", "figure-4", "figure-e7", "figure-e8", "figure-e9", "figure-f1", "figure-f2",
          "figure-d1", "table-d1", "by-format", "by-eval-target", "tts-quarantine", "invalid-answers",
-         "truncated-answers", "missing-pairs", "hb-leaderboard", "hb-effects", "hb-lap-heatmap", "provenance"]
+         "truncated-answers", "missing-pairs",
+         "validation-table", "validation-design", "hb-leaderboard", "hb-effects", "hb-lap-heatmap", "provenance"]
 
 
 @dataclass
@@ -283,12 +284,48 @@ def quality_section(report: Report) -> Section:
     return section
 
 
+def validation_section(report: Report) -> Section:
+    section = Section("human-validation", "Human validation",
+                      "Paper §3.8 and Appendix G: clinicians assess the questions, reference answers and hindsight "
+                      "traps of an error-enriched sample of cases (weights exp(EPS / tau) from one model's errors). "
+                      "Sample agreement counts individual assessments (na excluded); the design-weighted (IPW) "
+                      "estimate weights each by 1 / its case's inclusion probability; inter-annotator agreement and "
+                      "Cohen's kappa compare the two annotators of a half. Intervals: case-clustered bootstrap.")
+    table = report.rows("report_validation")
+    design = report.rows("report_validation_design")
+    if table.empty:
+        caption = ("No validation design yet: `hindsight validation sample --model …`, `validation export`, "
+                   "`validation load`, then `hindsight build`." if design.empty else
+                   "A design is drawn; no assessment is loaded yet (`hindsight validation load FILE.csv`).")
+        section.blocks.append(Block("validation-table", "Table G.1: agreement with the benchmark's annotations",
+                                    ["report_validation"], caption=caption))
+    else:
+        newest = table[table["design_id"] == table["design_id"].iloc[-1]]
+        shown = newest[newest["cohort"] == "all"].assign(
+            item=lambda f: f["item"] + f["judge_model"].map(lambda j: f" ({j})" if j else ""),
+            value=lambda f: [f"{_fmt(e)} [{_fmt(lo)}, {_fmt(hi)}]" for e, lo, hi in zip(f["estimate"], f["ci_low"], f["ci_high"])])
+        wide = shown.pivot_table(index="item", columns="statistic", values="value", aggfunc="first").reset_index()
+        counts = shown.groupby("item")[["n_questions", "n_cases", "n_assessments"]].max().reset_index()
+        section.blocks.append(Block(
+            "validation-table", "Table G.1: agreement with the benchmark's annotations", ["report_validation"],
+            table=_table(wide.merge(counts, on="item")),
+            caption=f"Design {newest['design_id'].iloc[0]}, every cohort together (agg_validation has each cohort); "
+                    "estimate [95% case-clustered bootstrap interval]."))
+    section.blocks.append(Block(
+        "validation-design", "The error-enriched sample", ["report_validation_design"],
+        table=_table(design) if not design.empty else None,
+        caption="Cases per cohort, drawn per half, mean EPS of the drawn and the other cases, and the range of the "
+                "inclusion probabilities (simulated; largest Monte Carlo standard error shown)." if not design.empty
+        else "No validation design yet."))
+    return section
+
+
 def clinical_sections(report: Report) -> list[Section]:
     metrics = report.rows("report_metrics")
     standard = metrics[metrics["prompt_variant"] == "standard"]
     return [overview_section(report), per_model_section(report, standard), cross_model_section(report, standard),
             prompt_variant_section(report, metrics), cutoff_section(report), breakdown_section(report),
-            quality_section(report)]
+            quality_section(report), validation_section(report)]
 
 
 def _leaderboard_table(board: pd.DataFrame) -> str:

@@ -1,0 +1,138 @@
+"""Table G.1 of the human validation (paper Appendix G), with case-clustered bootstrap intervals.
+
+Per design, cohort (each, and `all`) and item:
+
+- sample_agreement: the share of `yes` among individual assessments (`na` excluded);
+- ipw_agreement: the Hajek design-weighted share, each assessment weighted by 1 / its case's
+  inclusion probability;
+- inter_annotator_agreement: among the questions both annotators of a half judged yes or no, the
+  share they judged alike;
+- cohens_kappa: Cohen's kappa over the same questions (the half's first and second annotator as the
+  two raters).
+
+Judge items (`judge_accuracy`, `judge_htr`, per judge model) compare an annotator's own score of a
+free-response answer with the LLM judge's: agreement is the share of equal scores, kappa is over the
+scores 0, 0.5 and 1, and the design weights apply as above.
+
+Intervals resample the sampled cases with replacement within each cohort (B replicates from one
+seeded Generator; `all` resamples every cohort at once), percentile 2.5-97.5; a replicate whose
+statistic is undefined (no pair, one category) is left out, and an interval needs half of them.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+ITEMS = {"reasonable": "reasonable", "reference": "agree_reference", "trap": "agree_trap"}
+JUDGE_ITEMS = {"judge_accuracy": "accuracy", "judge_htr": "htr"}
+STATISTICS = ("sample_agreement", "ipw_agreement", "inter_annotator_agreement", "cohens_kappa")
+COLUMNS = ["design_id", "cohort", "item", "judge_model", "statistic", "estimate", "ci_low", "ci_high", "n_questions",
+           "n_cases", "n_assessments", "n_finite_replicates", "bootstrap_replicates"]
+
+
+def cohens_kappa(first: np.ndarray, second: np.ndarray) -> float:
+    """(p_o - p_e) / (1 - p_e), p_e from each rater's own category shares; NaN when undefined."""
+    if len(first) == 0:
+        return np.nan
+    observed = np.mean(first == second)
+    expected = sum(np.mean(first == c) * np.mean(second == c) for c in np.union1d(first, second))
+    return np.nan if expected >= 1 else float((observed - expected) / (1 - expected))
+
+
+def _estimates(individual: pd.DataFrame, pairs: pd.DataFrame, counts: dict[str, int]) -> dict[str, float]:
+    """The four statistics, each case counted `counts[case]` times (1 each for the estimate)."""
+    m = individual["case_key"].map(counts).fillna(0).to_numpy()
+    hit, weight = individual["hit"].to_numpy(), individual["weight"].to_numpy()
+    out = dict.fromkeys(STATISTICS, np.nan)
+    if m.sum() > 0:
+        out["sample_agreement"] = float(np.sum(hit * m) / np.sum(m))
+        out["ipw_agreement"] = float(np.sum(hit * weight * m) / np.sum(weight * m))
+    r = pairs["case_key"].map(counts).fillna(0).to_numpy().astype(int)
+    if r.sum() > 0:
+        first, second = np.repeat(pairs["first"].to_numpy(), r), np.repeat(pairs["second"].to_numpy(), r)
+        out["inter_annotator_agreement"] = float(np.mean(first == second))
+        out["cohens_kappa"] = cohens_kappa(first, second)
+    return out
+
+
+def _tables(cases: pd.DataFrame, annotations: pd.DataFrame, judged: pd.DataFrame):
+    """(item, judge_model, individual assessments, rater pairs): individual rows carry design, cohort,
+    case_key, question_id, hit (0/1) and weight (1 / inclusion probability); pairs carry first and
+    second rating of one thing."""
+    probability = {(r.design_id, r.cohort, r.case_id): r.inclusion_probability for r in cases.itertuples()}
+
+    def base(rows: pd.DataFrame) -> pd.DataFrame:
+        keys = list(rows[["design_id", "cohort", "case_id"]].itertuples(index=False, name=None))
+        return pd.DataFrame({"design_id": rows["design_id"].to_numpy(), "cohort": rows["cohort"].to_numpy(),
+                             "case_key": (rows["cohort"] + "/" + rows["case_id"]).to_numpy(),
+                             "question_id": rows["question_id"].to_numpy(),
+                             "weight": [1.0 / probability[key] for key in keys]})
+
+    for item, column in ITEMS.items():
+        rows = annotations[annotations[column].isin(["yes", "no"])].reset_index(drop=True)
+        individual = base(rows).assign(hit=(rows[column] == "yes").astype(float).to_numpy(),
+                                       rater=rows["rater"].astype(int).to_numpy(), value=rows[column].to_numpy())
+        if individual.empty:
+            continue
+        wide = individual.pivot_table(index=["design_id", "cohort", "case_key", "question_id"], columns="rater",
+                                      values="value", aggfunc="first")
+        pairs = (wide.dropna(subset=[1, 2]).rename(columns={1: "first", 2: "second"})[["first", "second"]].reset_index()
+                 if {1, 2} <= set(wide.columns) else pd.DataFrame(columns=["design_id", "cohort", "case_key", "first", "second"]))
+        yield item, None, individual, pairs
+    for item, column in JUDGE_ITEMS.items():
+        for judge_model, rows in judged.groupby("judge_model", sort=True):
+            rows = rows[rows[f"human_{column}_score"].notna() & rows[f"judge_{column}_score"].notna()].reset_index(drop=True)
+            human, judge = rows[f"human_{column}_score"].astype(float).to_numpy(), rows[f"judge_{column}_score"].astype(float).to_numpy()
+            individual = base(rows).assign(hit=(human == judge).astype(float))
+            pairs = individual[["design_id", "cohort", "case_key"]].assign(first=human, second=judge)
+            yield item, judge_model, individual, pairs
+
+
+def agreement_table(cases: pd.DataFrame, annotations: pd.DataFrame, judged: pd.DataFrame,
+                    replicates: int = 2000, seed: int = 2026) -> pd.DataFrame:
+    """Table G.1 rows (COLUMNS) for every design, cohort and `all`, item (and judge model) and statistic:
+    `cases` as stg_raw__validation_cases, `annotations` (with `rater`) as stg_raw__annotations,
+    `judged` as stg_raw__judge_checks."""
+    rows = []
+    for item, judge_model, individual, pairs in _tables(cases, annotations, judged):
+        for design_id in sorted(individual["design_id"].unique()):
+            mine = individual[individual["design_id"] == design_id]
+            for cohort in sorted(mine["cohort"].unique()) + ["all"]:
+                rows += _rows_for(_pick(individual, design_id, cohort), _pick(pairs, design_id, cohort),
+                                  [design_id, cohort, item, judge_model], replicates, seed)
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    numbers = ["estimate", "ci_low", "ci_high"]
+    return table.astype({**{c: "float64" for c in numbers}, **{c: "int64" for c in COLUMNS[8:]},
+                         **{c: "object" for c in COLUMNS[:5]}})
+
+
+def _pick(frame: pd.DataFrame, design_id: str, cohort: str) -> pd.DataFrame:
+    chosen = frame["design_id"] == design_id
+    return frame[chosen if cohort == "all" else chosen & (frame["cohort"] == cohort)]
+
+
+def _rows_for(individual: pd.DataFrame, pairs: pd.DataFrame, keys: list, replicates: int, seed: int) -> list[list]:
+    cases = sorted(individual["case_key"].unique())
+    strata: dict[str, list[str]] = {}
+    for key in cases:
+        strata.setdefault(key.split("/", 1)[0], []).append(key)
+    estimate = _estimates(individual, pairs, dict.fromkeys(cases, 1))
+    # one stream per row of the table, stable across runs (not Python's salted hash)
+    rng = np.random.default_rng([seed, *[sum(map(ord, str(k))) for k in keys]])
+    draws = {name: np.empty(replicates) for name in STATISTICS}
+    for b in range(replicates):
+        counts: dict[str, int] = {}
+        for members in strata.values():
+            for index in rng.integers(0, len(members), len(members)):
+                counts[members[index]] = counts.get(members[index], 0) + 1
+        for name, value in _estimates(individual, pairs, counts).items():
+            draws[name][b] = value
+    out = []
+    for name in STATISTICS:
+        finite = draws[name][np.isfinite(draws[name])]
+        low, high = np.percentile(finite, [2.5, 97.5]) if replicates and len(finite) >= replicates / 2 else (None, None)
+        value = estimate[name]
+        out.append([*keys[:4], name, None if not np.isfinite(value) else value,
+                    None if low is None else float(low), None if high is None else float(high),
+                    int(individual["question_id"].nunique()), len(cases), len(individual), len(finite), replicates])
+    return out
