@@ -104,6 +104,11 @@ def load_annotations(con, path: Path) -> JsonlLoadResult:
             continue
         stored.add(digest)
         good.append([design, cohort, *(values[c] for c in columns), digest, line])
+    if not good and not bad:
+        # nothing new: no load is registered, so loading the same file again leaves no trace
+        found = con.execute("select max(load_id) from raw.loads where kind = ? and source_file = ?", [kind, str(path)]).fetchone()
+        result.load_id, result.already_loaded = found[0], found[0] is not None
+        return result
     con.execute("begin transaction")
     result.load_id = next_load_id(con)
     con.execute("insert into raw.loads values (?, ?, null, null, null, ?, null, 'loaded', null, ?, ?)",

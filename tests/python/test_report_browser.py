@@ -22,7 +22,7 @@ from ingest.publish.report import KINDS
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 SECTIONS = ["overview", "per-model", "cross-model", "prompt-variants", "cutoff-positions", "breakdowns",
-            "data-quality", "hindsightbench", "provenance"]
+            "data-quality", "human-validation", "hindsightbench", "provenance"]
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--disable-quic", "--remote-debugging-port=0",
          "--window-size=1280,1000"]

@@ -139,7 +139,8 @@ def test_packets_loading_and_table_g1_recomputed(db, tmp_path):
         loaded = hindsight(db, "validation", "load", str(out / f"{annotator}.csv")).output
         assert "0 rejected" in loaded
         hindsight(db, "validation", "load", str(out / f"{annotator}_judge_checks.csv"))
-    assert "0 annotations added" in hindsight(db, "validation", "load", str(out / "ann-a.csv")).output   # idempotent
+    again = hindsight(db, "validation", "load", str(out / "ann-a.csv")).output                   # idempotent
+    assert "already loaded by load" in again and "nothing added" in again
     # a packet of another annotator's export never carries anyone's answers
     hindsight(db, "validation", "export", "--out", str(tmp_path / "again"))
     assert all(r["reasonable"] == "" for r in csv.DictReader((tmp_path / "again" / "ann-b.csv").open()))
