@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from types import SimpleNamespace
 
 from ingest.errors import InputError
-from ingest.llm.providers import Completion, OpenAIChat, OpenAIResponses, Settings, api_key_from_env, base_url_host
+from ingest.llm.providers import AnthropicMessages, Completion, OpenAIChat, OpenAIResponses, Settings, api_key_from_env, base_url_host
 from ingest.llm.runner import Job, RowBuffer, RunSummary, ledger_record, store_result
 
 # the providers' limits per batch: requests and input bytes (OpenAI: 50,000 and 200 MB, one model and
@@ -252,18 +252,13 @@ def collect_batch(con, client: _Client, row: dict, writers: dict, jobs_by_call: 
                   summary: RunSummary) -> None:
     """Store every result of an ended batch exactly once, a few hundred results per transaction."""
     per_commit = int(os.environ.get(COMMIT_EVERY_ENV, 500))
-    parse = {"/v1/chat/completions": OpenAIChat.parse, "/v1/responses": OpenAIResponses.parse}.get(row["endpoint"])
-    completion_of = {"/v1/chat/completions": OpenAIChat.completion, "/v1/responses": OpenAIResponses.completion}.get(
-        row["endpoint"], None)
-    if completion_of is None:
-        from ingest.llm.providers import AnthropicMessages
-
-        completion_of = AnthropicMessages.completion
+    # the provider class that built the batch's requests reads its replies
+    reader = {"/v1/chat/completions": OpenAIChat, "/v1/responses": OpenAIResponses}.get(row["endpoint"], AnthropicMessages)
     sent_by_call: dict[str, dict] = {}
     stored_jobs = _stored_jobs(con, row["batch_key"], sent_by_call)
     done = {r[0] for r in con.execute("select call_id from raw.llm_calls where status = 'ok'").fetchall()}
     counts = {"stored": 0, "duplicate": 0}
-    results = client.results(row, parse or (lambda data: data))
+    results = client.results(row, reader.parse)
     finished, first = False, True
     while not finished:
         chunk = []
@@ -282,7 +277,7 @@ def collect_batch(con, client: _Client, row: dict, writers: dict, jobs_by_call: 
             if outcome == "stored" and call_id in done:
                 outcome = "duplicate"
             elif outcome in ("stored", "errored"):
-                completion: Completion | None = completion_of(reply) if reply is not None else None
+                completion: Completion | None = reader.completion(reply) if reply is not None else None
                 record = ledger_record(same[0], completion, error, row["provider"], row["model"], row["base_url_host"],
                                        sent_by_call.get(call_id, {}), row["submitted_at"], None, row["batch_key"])
                 store_result(inserts, same, completion, record, writers.get(same[0].purpose), summary)
