@@ -334,6 +334,73 @@ create table if not exists raw.hb_spx (
     forward_return_20d   double
 );
 
+-- HindsightBench panel inputs: the 240 pre-cutoff V1 requests (one system instruction, one user text
+-- per date) and the post-cutoff ALFRED snapshots (values as the release's JSON spells them); dbt
+-- builds every arm and probe prompt from these (fct_hb_requests)
+create table if not exists raw.hb_panel_requests (
+    load_id              integer not null,
+    decision_date        varchar not null,
+    request_key          varchar not null,
+    system_text          varchar not null,
+    user_text            varchar not null
+);
+
+create table if not exists raw.hb_postcutoff_snapshots (
+    load_id              integer not null,
+    decision_date        varchar not null,
+    series_id            varchar not null,
+    vintage_date         varchar not null,
+    vintage_value        varchar not null,
+    revised_value        varchar not null
+);
+
+-- whole replies to HindsightBench requests, from a release (a cell's 04_raw_response.txt) or asked
+-- here by the runner (one row per call); the dbt parsers read both the same way
+create table if not exists raw.hb_responses (
+    load_id              integer not null,
+    model_key            varchar not null,
+    source               varchar not null,   -- release | runner
+    kind                 varchar not null,   -- arm | rec | lap
+    arm                  varchar,            -- R, D, M, W, W72 (kind arm)
+    decision_date        varchar not null,
+    replicate            integer,            -- arm replicate, 1-based (the release's rep<k>)
+    sample               integer,            -- LAP sample, 0-based
+    request_id           varchar,            -- fct_hb_requests.request_id (runner)
+    call_id              varchar,            -- raw.llm_calls.call_id (runner)
+    reply_text           varchar,
+    finish_reason        varchar,            -- length / max_tokens / max_output_tokens: truncated, no cell
+    received_at          timestamp not null
+);
+
+-- models registered for an audit by `hindsight audit plan|run` (the release's rows are the seed
+-- hb_registry); a later row_version of a key replaces the earlier
+create table if not exists raw.hb_registry (
+    model_key            varchar not null,
+    row_version          integer not null,
+    display              varchar,
+    generation           varchar,
+    provider             varchar not null,
+    model_spec           varchar not null,   -- PROVIDER:MODEL as given to --model
+    tier                 varchar,
+    sampling             varchar,
+    serving_quantization varchar,
+    thinking_regime      varchar,
+    retrieval            varchar not null,
+    parser_version       varchar,
+    vendor_cutoff        varchar,            -- YYYY-MM as the vendor states it
+    vendor_cutoff_read_on varchar,
+    registered_at        timestamp not null
+);
+
+-- the preregistered smoke gate: a model's smoke replies were looked at before a larger tier runs
+create table if not exists raw.hb_inspections (
+    model_key            varchar not null,
+    inspected_at         timestamp not null,
+    smoke_cells          integer not null,
+    parsed_cells         integer not null,
+    note                 varchar
+);
+
 -- rows of question/response files that were rejected, with the fix
 create table if not exists raw.rejected_rows (
     load_id           integer not null,

@@ -1,8 +1,14 @@
 """`hindsight load hindsightbench ROOT`: a HindsightBench release into raw.
 
-Required: `hindsight/outputs/bench/<model>/` (arm cells, date and LAP probes)
-and `macrochain/data/processed/{sketches_panel.jsonl, spx_target_new.parquet}`;
-other files are listed, never an error. Cells that are symlinks are followed.
+Required: `macrochain/data/processed/{sketches_panel.jsonl, spx_target_new.parquet}`
+(the panel dates and the S&P 500 labels). Optional: `hindsight/outputs/bench/<model>/`
+(arm cells, each with its whole reply `04_raw_response.txt` where the release
+kept it, date and LAP probes), and the prompt inputs
+`macrochain/data/processed/sketch_batch_requests.jsonl` (the 240 pre-cutoff
+requests) and `hindsight/outputs/fm1c/postcutoff_snapshots.json` (the 18
+post-cutoff snapshots), from which dbt builds every request (fct_hb_requests).
+A root with only the panel is a valid release to audit new models on; other
+files are listed, never an error. Cells that are symlinks are followed.
 A malformed line or file is quarantined in raw.rejected_rows with a reason and
 counted. One transaction per call; a model already loaded with the same bytes
 is passed over.
@@ -32,6 +38,9 @@ class HindsightBenchLoad:
     sketches: int = 0
     probe_lines: int = 0
     quarantined: int = 0
+    replies: int = 0
+    panel_requests: int = 0
+    snapshot_dates: int = 0
     ignored: list[str] = field(default_factory=list)
 
 
@@ -48,11 +57,11 @@ def load_hindsightbench(con, root: Path, models: list[str] | None = None) -> Hin
     bench = root / "hindsight" / "outputs" / "bench"
     panel = root / "macrochain" / "data" / "processed" / "sketches_panel.jsonl"
     spx = root / "macrochain" / "data" / "processed" / "spx_target_new.parquet"
-    for required in (bench, panel, spx):
+    for required in (panel, spx):
         if not required.exists():
             raise InputError(required, "missing from the release layout",
-                             "pass the release root holding hindsight/outputs/bench and macrochain/data/processed")
-    available = sorted(p.name for p in bench.iterdir() if p.is_dir())
+                             "pass the release root holding macrochain/data/processed (and hindsight/outputs/bench)")
+    available = sorted(p.name for p in bench.iterdir() if p.is_dir()) if bench.exists() else []
     wanted = models or available
     unknown = [m for m in wanted if m not in available]
     if unknown:
@@ -60,10 +69,10 @@ def load_hindsightbench(con, root: Path, models: list[str] | None = None) -> Hin
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     load_id = next_load_id(con)
     result = HindsightBenchLoad(load_id)
-    result.ignored = sorted(str(p.relative_to(root)) for p in bench.iterdir() if p.is_file())
+    result.ignored = sorted(str(p.relative_to(root)) for p in bench.iterdir() if p.is_file()) if bench.exists() else []
     seen = {(r[0], r[1]) for r in con.execute(
         "select case_id, file_sha256 from raw.loads where kind = 'hindsightbench'").fetchall()}
-    loads, cells, sketches, date_probes, lap_probes, rejected = [], [], [], [], [], []
+    loads, cells, sketches, date_probes, lap_probes, replies, rejected = [], [], [], [], [], [], []
 
     def reject(path: Path, line: int, reason: str, text: str):
         rejected.append((load_id, "hindsightbench", str(path), line, "(line)", reason,
@@ -85,6 +94,10 @@ def load_hindsightbench(con, root: Path, models: list[str] | None = None) -> Hin
                         reject(cell, 0, "not an arm cell (<arm>/rep<k>/<YYYY-MM-DD>/)", cell.name)
                         continue
                     meta_path, sketch_path = cell / "03_run_meta.json", cell / "01_sketches_valid.json"
+                    if (cell / "04_raw_response.txt").exists():
+                        # the whole reply: where it is kept, its parse (dbt) decides the cell
+                        replies.append((load_id, model, "release", "arm", arm, cell.name, rep, 0, None, None,
+                                        (cell / "04_raw_response.txt").read_text(), None, now))
                     valid = invalid = None
                     status = "empty"
                     if sketch_path.exists():
@@ -135,9 +148,13 @@ def load_hindsightbench(con, root: Path, models: list[str] | None = None) -> Hin
         spx_rows = con.execute(f"""select {load_id}, strftime(cast(date as date), '%Y-%m-%d'), forward_return_20d
                                    from read_parquet(?) order by date""", [str(spx)]).fetchall()
 
+    panel_loads, requests, snapshots = _panel_inputs(con, root, load_id, now, reject)
+    loads += panel_loads
     con.execute("begin transaction")
     try:
         for table, rows, width in (("loads", loads, 11), ("hb_cells", cells, 10), ("hb_sketches", sketches, 8),
+                                   ("hb_responses", replies, 13), ("hb_panel_requests", requests, 5),
+                                   ("hb_postcutoff_snapshots", snapshots, 6),
                                    ("hb_date_probes", date_probes, 6), ("hb_lap_probes", lap_probes, 6),
                                    ("hb_panel_dates", panel_dates, 2), ("hb_spx", spx_rows, 3),
                                    ("rejected_rows", rejected, 9)):
@@ -147,6 +164,55 @@ def load_hindsightbench(con, root: Path, models: list[str] | None = None) -> Hin
     except BaseException:
         con.execute("rollback")
         raise
-    result.cells, result.sketches = len(cells), len(sketches)
+    result.cells, result.sketches, result.replies = len(cells), len(sketches), len(replies)
+    result.panel_requests, result.snapshot_dates = len(requests), len({row[1] for row in snapshots})
     result.probe_lines, result.quarantined = len(date_probes) + len(lap_probes), len(rejected)
     return result
+
+
+def _panel_inputs(con, root: Path, load_id: int, now, reject) -> tuple[list, list, list]:
+    """The prompt inputs (raw.loads rows, pre-cutoff requests, post-cutoff snapshot lines), each file
+    loaded again only when its bytes changed (dbt reads the latest load)."""
+    requests_path = root / "macrochain" / "data" / "processed" / "sketch_batch_requests.jsonl"
+    snapshots_path = root / "hindsight" / "outputs" / "fm1c" / "postcutoff_snapshots.json"
+    seen = {r[0] for r in con.execute("select file_sha256 from raw.loads where kind = 'hindsightbench_panel'").fetchall()}
+    loads, requests, snapshots = [], [], []
+    for path in (requests_path, snapshots_path):
+        if not path.exists():
+            continue
+        data = path.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        if digest in seen:
+            continue
+        before = len(requests) + len(snapshots)
+        if path == requests_path:
+            for number, line in enumerate(data.decode().splitlines(), start=1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                    stamp = record["key"].rsplit("_", 1)[-1]          # sketch_001_20050115
+                    date = f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:]}"
+                    if not DATE.match(date):
+                        raise ValueError(f"key {record['key']!r} does not end in YYYYMMDD")
+                    request = record["request"]
+                    requests.append((load_id, date, record["key"], request["systemInstruction"]["parts"][0]["text"],
+                                     request["contents"][0]["parts"][0]["text"]))
+                except (json.JSONDecodeError, KeyError, IndexError, TypeError, ValueError) as error:
+                    reject(path, number, f"malformed panel request ({error!r}); expected key sketch_NNN_YYYYMMDD, "
+                                         "request.systemInstruction and request.contents", line)
+        else:
+            try:
+                for date, series in json.loads(data)["snapshots"].items():
+                    if not DATE.match(date):
+                        raise ValueError(f"snapshot date {date!r}")
+                    for series_id, values in series.items():
+                        # values as the release's JSON spells them: the prompt shows them verbatim
+                        snapshots.append((load_id, date, series_id, str(values["vintage_date"]),
+                                          str(values["vintage_value"]), str(values["revised_value"])))
+            except (json.JSONDecodeError, KeyError, AttributeError, TypeError, ValueError) as error:
+                raise InputError(path, f"not a post-cutoff snapshot file ({error!r})",
+                                 "give {\"snapshots\": {\"YYYY-MM-DD\": {SERIES: {vintage_date, vintage_value, revised_value}}}}") from error
+        loads.append((load_id, "hindsightbench_panel", None, None, path.name, str(path), digest, "loaded", None,
+                      len(requests) + len(snapshots) - before, now))
+    return loads, requests, snapshots

@@ -1,5 +1,6 @@
 -- One row per decision date of the audit: the 240 PRE dates (with their index, the transplant
--- date fake(d) = PRE[(i + var hb_transplant_shift) mod 240] and the crisis/calm window) and the 18 POST dates, each with
+-- date fake(d) = PRE[(i + var hb_transplant_shift) mod 240], the W72 control arm's month-preserving
+-- PRE[(i + var hb_control_shift) mod 240] and the crisis/calm window) and the 18 POST dates, each with
 -- the realized 20-day direction of the first trading day on or after it (NULL when missing).
 with pre as (
     select decision_date, date_index from {{ ref('stg_raw__hb_panel_dates') }}
@@ -15,12 +16,15 @@ dates as (
         pre.decision_date,
         'pre' as period,
         pre.date_index,
-        transplant.decision_date as fake_date
+        transplant.decision_date as fake_date,
+        control.decision_date as control_fake_date
     from pre
     left join pre as transplant
         on transplant.date_index = (pre.date_index + {{ var('hb_transplant_shift') }}) % (select count(*) from pre)
+    left join pre as control
+        on control.date_index = (pre.date_index + {{ var('hb_control_shift') }}) % (select count(*) from pre)
     union all
-    select decision_date, 'post', null, null from post
+    select decision_date, 'post', null, null, null from post
 ),
 
 spx as (
@@ -42,6 +46,7 @@ final as (
         dates.period,
         dates.date_index,
         dates.fake_date,
+        dates.control_fake_date,
         windows.date_window,
         windows.position as window_position,
         case when realized.forward_return_20d >= 0 then 1

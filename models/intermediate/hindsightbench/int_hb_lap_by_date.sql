@@ -1,7 +1,7 @@
 -- One row per model x probed date: LAP_d = (up + down) / all lines, UD_d = (up - down) / all lines,
 -- with unknown, invalid and duplicate lines all counted.
 with probes as (
-    select * from {{ ref('stg_raw__hb_lap_probes') }}
+    select * from {{ ref('int_hb_lap_answers') }}
 )
 
 select

@@ -1,9 +1,10 @@
 -- One row per model x arm x date: sketches pooled over reps (sketch-level pooling), with bearish and
--- bullish counts. Arm `W_fake` re-keys each W date's sketches to its transplant date fake(d);
+-- bullish counts. Arm `W_fake` re-keys each W date's sketches to its transplant date fake(d), and
+-- `W72_fake` the control arm W72's to its month-preserving one (never mixed with W);
 -- arms `R_batch` and `D_batch` keep only the replicates R and D share, for E1 within batch
 -- (paper §5.1: pooling R at one replicate with D at three shifts a row by 6.5pp).
 with all_sketches as (
-    select model_key, arm, rep, decision_date, direction from {{ ref('stg_raw__hb_sketches') }}
+    select model_key, arm, rep, decision_date, direction from {{ ref('int_hb_sketches') }}
 ),
 
 shared_reps as (
@@ -25,7 +26,7 @@ sketches as (
 ),
 
 dates as (
-    select decision_date, fake_date from {{ ref('int_hb_dates') }}
+    select decision_date, fake_date, control_fake_date from {{ ref('int_hb_dates') }}
 ),
 
 counts as (
@@ -45,6 +46,11 @@ final as (
     from counts
     inner join dates on dates.decision_date = counts.decision_date
     where counts.arm = 'W' and dates.fake_date is not null
+    union all
+    select counts.model_key, 'W72_fake', dates.control_fake_date, counts.n_sketches, counts.n_bearish, counts.n_bullish
+    from counts
+    inner join dates on dates.decision_date = counts.decision_date
+    where counts.arm = 'W72' and dates.control_fake_date is not null
 )
 
 select * from final

@@ -9,7 +9,10 @@ with gaps as (
         bool_and(covers_windows) filter (where arm in ('D', 'M')) and count(*) filter (where arm in ('D', 'M')) = 2 as e2_parity,
         bool_and(covers_windows) filter (where arm in ('W', 'W_fake')) and count(*) filter (where arm in ('W', 'W_fake')) = 2 as e3_parity,
         max(gap) filter (where arm = 'D') - max(gap) filter (where arm = 'M') as e2_est,
-        max(gap) filter (where arm = 'W_fake') - max(gap) filter (where arm = 'W') as e3_est
+        max(gap) filter (where arm = 'W_fake') - max(gap) filter (where arm = 'W') as e3_est,
+        -- the W72 month-preserving control (E3'): its contrast, and its fake-keyed gap against W's
+        max(gap) filter (where arm = 'W72_fake') - max(gap) filter (where arm = 'W72') as e3_control_est,
+        max(gap) filter (where arm = 'W_fake') - max(gap) filter (where arm = 'W72_fake') as control_gap_shift
     from {{ ref('agg_hb_gaps') }}
     group by model_key
 ),
@@ -78,7 +81,11 @@ rec as (
         max(year_share) filter (where period = 'pre') as rec_pre_year,
         max(n) filter (where period = 'pre') as rec_pre_n,
         max(year_share) filter (where period = 'post') as rec_post_year,
-        max(n) filter (where period = 'post') as rec_post_n
+        max(n) filter (where period = 'post') as rec_post_n,
+        max(within_12_months_share) filter (where period = 'pre') as rec_pre_within_12,
+        max(within_12_months_share) filter (where period = 'post') as rec_post_within_12,
+        max(year_share) filter (where period = 'post_model_relative') as rec_post_model_relative_year,
+        max(n) filter (where period = 'post_model_relative') as rec_post_model_relative_n
     from {{ ref('agg_hb_rec') }}
     group by model_key
 ),
@@ -87,13 +94,17 @@ cells as (
     select model_key,
         count(*) as cells,
         cast(sum(valid_count) filter (where cell_status = 'sketches') as double) / (8 * count(*)) as valid_sketch_rate
-    from {{ ref('stg_raw__hb_cells') }}
+    from {{ ref('int_hb_cells') }}
     group by model_key
 ),
 
 registry as (
-    select * from {{ ref('hb_registry') }}
-    qualify row_number() over (partition by model_key order by row_version desc) = 1
+    select * from {{ ref('stg_raw__hb_registry') }}
+),
+
+parsers as (
+    -- the parser version each model's replied cells were read with (NULL: release files only)
+    select model_key, max(parser_version) as parser_version from {{ ref('int_hb_cells') }} group by model_key
 ),
 
 final as (
@@ -119,6 +130,25 @@ final as (
         estimates.delta, estimates.delta_t, cast(coalesce(estimates.delta_n, 0) as integer) as delta_n,
         cells.valid_sketch_rate,
         cast(cells.cells as integer) as cells,
+        -- protocol pieces beyond the published columns
+        rec.rec_pre_within_12, rec.rec_post_within_12,
+        rec.rec_post_model_relative_year, cast(coalesce(rec.rec_post_model_relative_n, 0) as integer) as rec_post_model_relative_n,
+        gaps.e3_control_est,
+        gaps.control_gap_shift,
+        abs(gaps.control_gap_shift) <= {{ var('hb_shift_family_band') }} as control_within_band,
+        registry.vendor_cutoff,
+        registry.vendor_cutoff_read_on,
+        -- signed months from the vendor-stated to the measured cutoff (negative: the measurement runs early)
+        cast(left(lap_summary.empirical_cutoff, 4) as integer) * 12 + cast(right(lap_summary.empirical_cutoff, 2) as integer)
+            - (cast(left(registry.vendor_cutoff, 4) as integer) * 12 + cast(right(registry.vendor_cutoff, 2) as integer)) as cutoff_vs_vendor_months,
+        -- the registry row: what the row was measured under
+        registry.provider,
+        registry.tier,
+        registry.sampling,
+        registry.serving_quantization,
+        registry.thinking_regime,
+        registry.retrieval,
+        coalesce(parsers.parser_version, registry.parser_version) as parser_version,
         -- computed gates, beside the published flags
         estimates.lap_at_chance,
         estimates.recall_p_value,
@@ -162,6 +192,7 @@ final as (
     left join rec on rec.model_key = cells.model_key
     left join post_coverage on post_coverage.model_key = cells.model_key
     left join registry on registry.model_key = cells.model_key
+    left join parsers on parsers.model_key = cells.model_key
     cross join post_dates
 )
 

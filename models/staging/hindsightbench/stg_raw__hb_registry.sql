@@ -1,0 +1,28 @@
+-- One row per audited model: its latest row version from the release's registry (seed hb_registry)
+-- or from a registration by `hindsight audit plan|run` (raw.hb_registry), whichever is later.
+with release as (
+    select
+        model_key, row_version, display, cast(generation as varchar) as generation, provider,
+        cast(null as varchar) as model_spec, tier, sampling, serving_quantization, thinking_regime, retrieval,
+        parser_version, vendor_cutoff, vendor_cutoff_read_on, p1_mode as published_p1_mode,
+        published_lap_at_chance, published_delta_gate, rec_mode as published_rec_mode, 'release' as registered_by
+    from {{ ref('hb_registry') }}
+),
+
+registered as (
+    select
+        model_key, row_version, display, generation, provider, model_spec, tier, sampling, serving_quantization,
+        thinking_regime, retrieval, parser_version, vendor_cutoff, vendor_cutoff_read_on,
+        null, null, null, null, 'audit'
+    from {{ source('raw', 'hb_registry') }}
+),
+
+unioned as (
+    select * from release
+    union all
+    select * from registered
+)
+
+select *
+from unioned
+qualify row_number() over (partition by model_key order by row_version desc, registered_by = 'audit' desc) = 1

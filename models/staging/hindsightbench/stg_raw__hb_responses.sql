@@ -1,0 +1,29 @@
+-- One row per HindsightBench reply that counts: a release's replies come from each model's latest
+-- release load (as its cells do); the runner's replies all count, and of several replies to one
+-- call position (model x kind x arm x date x replicate x sample) a complete one beats a truncated
+-- one, then the latest wins. A reply that ended on the token limit or is empty is `is_truncated`.
+with source as (
+    select
+        *,
+        coalesce(finish_reason in {{ "('" ~ var('hb_truncated_finish_reasons') | join("', '") ~ "')" }}, false)
+            or coalesce(trim(reply_text), '') = '' as is_truncated,
+        load_id = max(load_id) filter (where source = 'release') over (partition by model_key) as is_current_release
+    from {{ source('raw', 'hb_responses') }}
+),
+
+ranked as (
+    select
+        *,
+        row_number() over (
+            partition by model_key, kind, coalesce(arm, ''), decision_date, coalesce(replicate, 0), coalesce(sample, 0)
+            order by is_truncated, source = 'runner' desc, received_at desc, load_id desc
+        ) as position_rank
+    from source
+    where source = 'runner' or is_current_release
+)
+
+select
+    model_key, source, kind, arm, decision_date, replicate, coalesce(sample, 0) as sample,
+    request_id, call_id, reply_text, finish_reason, is_truncated, load_id, received_at
+from ranked
+where position_rank = 1
