@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ingest.db import connect, warehouse_path
+from ingest.db import connect, require_marts, warehouse_path
 from ingest.errors import InputError
 
 
@@ -400,6 +400,98 @@ def validation_load(file: Path) -> None:
     with connect() as con:
         result = load_annotations(con, file)
     _report_jsonl(result, "annotations")
+
+
+@main.group()
+def audit() -> None:
+    """Audit a model with HindsightBench: plan a tier, run it, inspect the smoke tier (hindsightbench.md §3-§7)."""
+
+
+def _registry_options(function):
+    for option in reversed([
+        click.option("--tier", type=click.Choice(["smoke", "reduced", "full-1rep", "full"]), required=True,
+                     help="smoke (8 calls) < reduced (3,098) < full-1rep (6,450) < full (7,482)."),
+        click.option("--key", help="Registry key of the audit row (default: the model name)."),
+        click.option("--control", is_flag=True, help="Also the W72 month-preserving control arm (480 calls; E3')."),
+        click.option("--display", help="Registry: display name."),
+        click.option("--generation", help="Registry: training generation (year)."),
+        click.option("--serving-quantization", help="Registry: pin it, E2 is not quant-invariant (a new key: api)."),
+        click.option("--thinking-regime", help="Registry: thinking setting, provider locks included."),
+        click.option("--retrieval", default="none", show_default=True, help="Registry: the protocol pins retrieval off."),
+        click.option("--parser-version", type=click.Choice(["v1", "v2"]), help="Registry: sketch parser (default: the newest)."),
+        click.option("--vendor-cutoff", help="Registry: the vendor-stated training cutoff, YYYY-MM."),
+        click.option("--vendor-cutoff-read-on", help="Registry: when the vendor documentation was read."),
+    ]):
+        function = option(function)
+    return function
+
+
+def _register(con, model: str, key: str | None, tier: str, options: dict) -> str:
+    from ingest.llm.hb_audit import Registration, default_key, register
+
+    key = key or default_key(model)
+    flags = {name: options.pop(name) for name in ("display", "generation", "serving_quantization", "thinking_regime",
+                                                  "retrieval", "parser_version", "vendor_cutoff", "vendor_cutoff_read_on")}
+    sampling = ", ".join(f"{flag} {options[flag]}" for flag in ("temperature", "max_tokens", "reasoning_effort", "thinking_budget")
+                         if options.get(flag) is not None) or "protocol profiles (hb_arm, hb_date_probe, hb_lap)"
+    flags["serving_quantization"] = flags["serving_quantization"] or (None if _registered(con, key) else "api")
+    version, new = register(con, Registration(key, model.partition(":")[0], model, tier=tier, sampling=sampling, **flags))
+    if new:
+        click.echo(f"registered {key!r} (row version {version}) for {model}")
+    return key
+
+
+def _registered(con, key: str) -> bool:
+    return bool(con.execute("select count(*) from raw.hb_registry where model_key = ?", [key]).fetchone()[0])
+
+
+@audit.command("plan")
+@click.option("--model", required=True, help="PROVIDER:MODEL to audit, or a simulated auditee sim:audit-trigger | …")
+@_registry_options
+@click.option("--batch", "use_batch", is_flag=True, help="Estimate the cost at the batch rate.")
+def audit_plan(model, tier, key, control, use_batch, **options):
+    """The calls a tier needs, what is stored, estimated tokens and cost; registers a new model."""
+    from ingest.llm.hb_audit import plan
+
+    with connect() as con:
+        key = _register(con, model, key, tier, {**options, "temperature": None})
+        for line in plan(con, model, tier, key, control, use_batch):
+            click.echo(line)
+
+
+@audit.command("run")
+@_run_options
+@_registry_options
+@click.option("--retry-truncated", is_flag=True, help="Ask again only the replies cut off at the token limit (give a larger --max-tokens).")
+def audit_run(model, base_url, limit, concurrency, tier, key, control, retry_truncated, **options):
+    """Ask a tier's calls through the runner, exactly once; larger tiers wait for the smoke inspection."""
+    from ingest.llm.hb_audit import run_audit
+
+    with connect() as con:
+        key = _register(con, model, key, tier, options)
+        summary = run_audit(con, model, tier, key, base_url, concurrency, _overrides(options), control, retry_truncated, limit)
+    _report_run(summary, f"{model} audit ({tier})")
+    click.echo("run `hindsight build`: the replies are parsed and scored into agg_hb_audit_rows")
+
+
+@audit.command("inspect")
+@click.option("--model", required=True, help="PROVIDER:MODEL audited.")
+@click.option("--key", help="Registry key (default: the model name).")
+@click.option("--accept", is_flag=True, help="Record the inspection (the gate of the larger tiers), without a prompt.")
+@click.option("--note", help="With --accept: what the inspection found.")
+def audit_inspect(model, key, accept, note):
+    """The smoke replies and their parses; --accept records the inspection."""
+    from ingest.llm.hb_audit import default_key
+    from ingest.publish import hb_inspection
+
+    key = key or default_key(model)
+    with connect() as con:
+        require_marts(con, "fct_hb_requests")
+        lines, _, _ = hb_inspection.inspection(con, key)
+        for line in lines:
+            click.echo(line)
+        if accept:
+            click.echo(hb_inspection.accept(con, key, note))
 
 
 @main.group(invoke_without_command=True)

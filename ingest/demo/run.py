@@ -1,11 +1,13 @@
 """`hindsight demo`: the main job on the embedded, fictional demo corpus.
 
 Reads nothing outside the clone: loads both demo cohorts and their
-questions, and a fictional HindsightBench release written by simulated
-auditees (ingest/simulated_audit.py), into the warehouse named by
-HINDSIGHT_DB; labelled simulators answer; `dbt build` refreshes the marts; it
-prints a summary and the metrics table and writes the HTML report. Loads and
-answers are idempotent, so running it again adds nothing.
+questions, and a fictional HindsightBench panel (ingest/demo/simulated_panel.py),
+into the warehouse named by HINDSIGHT_DB; labelled simulators answer; simulated
+auditees (ingest/llm/simulated_auditee.py) are audited through the runner
+(register, smoke tier, inspection, full protocol); `dbt build` refreshes the
+marts; it prints a summary, the metrics table and the audit rows and writes the
+HTML report. Loads, answers and audits are idempotent, so running it again adds
+nothing.
 """
 from __future__ import annotations
 
@@ -15,13 +17,15 @@ from pathlib import Path
 from ingest.build import build
 from ingest.db import connect, warehouse_path
 from ingest.demo.simulated_annotators import fill_packet
-from ingest.demo.simulated_audit import write_release
+from ingest.demo.simulated_panel import write_panel
 from ingest.llm.answer import answer_requests, generate_narratives
+from ingest.llm.hb_audit import Registration, inspected, register, run_audit
 from ingest.llm.judge import judge
 from ingest.load.annotations import load_annotations
 from ingest.load.cases import load_cases
 from ingest.load.hindsightbench import load_hindsightbench
 from ingest.load.questions import load_questions
+from ingest.publish.hb_inspection import accept
 from ingest.publish.report import write_report
 from ingest.publish.validation_packets import export_packets
 from ingest.stats.validation_design import DesignParams, create_design
@@ -36,6 +40,10 @@ SIMULATORS = ("sim:prospective", "sim:hindsight@0.3", "sim:hindsight@0.6", "sim:
 WARNING_ANSWERERS = ("sim:hindsight@0.3",)
 CLINICAL_ONLY = ["--exclude", *(f"path:models/{layer}/hindsightbench" for layer in ("staging", "intermediate", "marts"))]
 JUDGE = "sim:exact-match"   # a labelled exact-match judge for the free responses
+# simulated auditees and the tier each is audited at (ingest/llm/simulated_auditee.py: planted triggers
+# and cutoffs); the first also asks the W72 control arm
+AUDITS = (("sim:audit-trigger", "full"), ("sim:audit-recall-only", "full-1rep"), ("sim:audit-late", "full"),
+          ("sim:audit-guessing", "reduced"))
 # human validation (Appendix G): the error-enriched sample of the planted-hindsight model, assessed by
 # four simulated annotators (labelled) who agree at the planted rates of ingest/demo/simulated_annotators.py
 VALIDATION = DesignParams("sim:hindsight@0.3", fraction=0.5, annotators=(
@@ -51,7 +59,7 @@ def load_demo(db: Path) -> None:
         if result.errors:
             raise RuntimeError("demo questions were rejected: " + "; ".join(map(str, result.errors)))
         with tempfile.TemporaryDirectory(prefix="hindsight-demo-audit-") as release:
-            load_hindsightbench(con, write_release(Path(release)))
+            load_hindsightbench(con, write_panel(Path(release)))
 
 
 def summary(db: Path) -> str:
@@ -95,6 +103,15 @@ def simulate_demo(db: Path, phase: str) -> None:
                 answer_requests(con, name, variants=["warning"])
         if phase == "judgments":
             judge(con, JUDGE)
+        if phase == "audits":
+            for spec, tier in AUDITS:
+                key = spec.partition(":")[2]
+                register(con, Registration(key, "sim", spec, display=f"{key} (simulated)", tier=tier, serving_quantization="simulated",
+                                           sampling="protocol profiles (hb_arm, hb_date_probe, hb_lap)"))
+                run_audit(con, spec, "smoke", key)
+                if not inspected(con, key):
+                    accept(con, key, "demo: simulated auditee, smoke replies parsed")
+                run_audit(con, spec, tier, key, concurrency=32, control=key == "audit-trigger")
         if phase == "validation":
             create_design(con, VALIDATION)
             packets = db.parent / f"{db.stem}.validation-packets"
@@ -113,6 +130,24 @@ def validation_text(db: Path) -> str:
                    printf('%.3f [%.3f, %.3f]', estimate, ci_low, ci_high) as estimate,
                    n_questions, n_cases, n_assessments
             from agg_validation where cohort = 'all' order by item, statistic""")
+    return "\n".join(lines)
+
+
+def audit_text(db: Path) -> str:
+    """The simulated auditees' audit rows (agg_hb_audit_rows), beside what each had planted."""
+    with connect(db, read_only=True) as con:
+        lines = ["HindsightBench audit rows of the simulated auditees (agg_hb_audit_rows; planted: audit-trigger "
+                 "E2 ~ .30 to 2024-06, audit-recall-only no trigger to 2023-04, audit-late E2 ~ .20 to 2025-09, "
+                 "audit-guessing at chance):"]
+        lines += text_table(con, """
+            select model_key, tier, cells, round(valid_sketch_rate, 3) as valid,
+                   printf('%+.3f [%+.3f, %+.3f]', e2_est, e2_lo, e2_hi) as e2,
+                   printf('%+.3f', e3_est) as e3, empirical_cutoff as cutoff, lap_at_chance,
+                   round(rec_pre_year, 3) as rec_pre, parser_version
+            from agg_hb_audit_rows where model_key like 'audit-%' order by model_key""")
+        calls = con.execute("select count(*) from raw.llm_calls where purpose like 'hb_%'").fetchone()[0]
+        lines.append(f"  ({calls} calls through the runner; `hindsight audit plan --model sim:audit-trigger --tier full` "
+                     "shows them all stored)")
     return "\n".join(lines)
 
 
@@ -158,6 +193,8 @@ def run_demo(report_dir: Path = Path("reports")) -> int:
              ("dbt build: scores", None, CLINICAL_ONLY), (f"{JUDGE} judges the free responses", "judgments", None),
              ("dbt build: judged scores", None, CLINICAL_ONLY),
              ("human validation: error-enriched sample, packets, simulated annotators", "validation", None),
+             ("dbt build: HindsightBench requests", None, ["--select", "+fct_hb_requests", "+int_hb_dates"]),
+             ("HindsightBench: audit the simulated models (register, smoke, inspect, tier) through the runner", "audits", None),
              ("dbt build: scores, paired metrics, bootstrap CIs, HindsightBench audit", None, [])]
     for label, phase, dbt_args in steps:
         print(f"hindsight demo: {label}")
@@ -172,6 +209,8 @@ def run_demo(report_dir: Path = Path("reports")) -> int:
     print(metricstext_table(db))
     print()
     print(validation_text(db))
+    print()
+    print(audit_text(db))
     print()
     print(f"hindsight demo: report written to {write_report(db, report_dir).resolve()}")
     return 0

@@ -408,6 +408,7 @@ def cancel(con, batch: str) -> str:
 def collect_all(con, wait: bool = False, poll_interval: float = 30.0) -> tuple[RunSummary, list[dict]]:
     """`hindsight batches collect`: every open batch of every model, written with each purpose's writer."""
     from ingest.llm.answer import answer_writer, narrative_writer
+    from ingest.llm.hb_audit import audit_writer, registered_key
     from ingest.llm.judge import judgment_writer
 
     summary = RunSummary()
@@ -419,8 +420,10 @@ def collect_all(con, wait: bool = False, poll_interval: float = 30.0) -> tuple[R
                 where status not in ({', '.join(repr(s) for s in CLOSED)}) order by model""").fetchall():
             if model not in writers_by_model:
                 origin = SimpleNamespace(provider=provider, base_url=base_url)
+                audit = audit_writer(con, model, registered_key(con, model))
                 writers_by_model[model] = {"answer": answer_writer(con, model, origin),
-                                           "narrative": narrative_writer(con, model), "judge": judgment_writer(con, model)}
+                                           "narrative": narrative_writer(con, model), "judge": judgment_writer(con, model),
+                                           "hb_arm": audit, "hb_rec": audit, "hb_lap": audit}
             open_rows += collect(con, model, writers_by_model[model], {}, summary, None, clients)
         if not wait or not open_rows:
             return summary, open_rows

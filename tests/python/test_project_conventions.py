@@ -114,12 +114,13 @@ def test_every_requests_mart_is_read_by_an_exposed_runner(manifest):
 
 def test_the_runners_read_their_prompts_from_requests_marts_only():
     """The commands that ask models select from requests marts (and the raw ledger), nothing else;
-    dim_questions only for the hidden fields a labelled simulator needs, never for a prompt."""
-    for module in ("answer", "judge", "questions"):
+    dim_questions and int_hb_dates only for the hidden fields a labelled simulator needs, never for a prompt."""
+    for module in ("answer", "judge", "questions", "hb_audit"):
         source = (PROJECT / "ingest" / "llm" / f"{module}.py").read_text()
         relations = set(re.findall(r"\b(?:from|join)\s+((?:main\.|staging\.|intermediate\.)?(?:fct|dim|agg|int|stg)_\w+)",
                                    source))
-        assert relations and {r for r in relations if not r.endswith("_requests")} <= {"dim_questions"}, (module, relations)
+        assert relations and {r for r in relations if not r.endswith("_requests")} <= {"dim_questions", "intermediate.int_hb_dates"}, \
+            (module, relations)
 
 
 def test_every_column_of_every_mart_is_described_for_the_docs(manifest, demo_warehouse):

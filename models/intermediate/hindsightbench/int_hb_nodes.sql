@@ -12,7 +12,7 @@ with pre as (
         system_text,
         user_text,
         cast(row_number() over (order by decision_date) - 1 as integer) as date_index
-    from {{ ref('stg_raw__hb_panel_requests') }}
+    from {{ ref('stg_raw__hb_panel_prompts') }}
 ),
 
 template_lines as (

@@ -95,6 +95,7 @@ cells as (
         count(*) as cells,
         cast(sum(valid_count) filter (where cell_status = 'sketches') as double) / (8 * count(*)) as valid_sketch_rate
     from {{ ref('int_hb_cells') }}
+    where arm != 'W72'          -- VALID is over the four arms' cells; the control arm is reported apart
     group by model_key
 ),
 

@@ -1,5 +1,5 @@
 -- One row per model x sketch parser version: the disclosure the paper asks for (§7: parser version
--- is part of a row's contract). Cells as each version reads the replies (cells without a reply keep
+-- is part of a row's contract). The four arms' cells (not the W72 control) as each version reads the replies (cells without a reply keep
 -- the release's files under every version), VALID under it, and the LAP answers the permissive and
 -- the strict reading leave invalid. The row itself uses the registry's version (agg_hb_audit_rows).
 with parses as (
@@ -15,14 +15,14 @@ replied as (
         count(*) filter (where is_truncated) as truncated_replies,
         coalesce(sum(valid_count), 0) as valid_sketches
     from parses
-    where kind = 'arm'
+    where kind = 'arm' and arm != 'W72'
     group by model_key, parser_version
 ),
 
 files_only as (
     select model_key, count(*) as cells, coalesce(sum(valid_count) filter (where cell_status = 'sketches'), 0) as valid_sketches
     from {{ ref('int_hb_cells') }}
-    where cell_source = 'release_files'
+    where cell_source = 'release_files' and arm != 'W72'
     group by model_key
 ),
 
