@@ -3,8 +3,9 @@ and model name (never by base URL: proxies and other hosts serve the same models
 
 OpenAI's reasoning models (the gpt-5 family, the o-series) refuse `max_tokens` and any
 temperature but the default with HTTP 400 and take a `reasoning_effort`; OpenAI-compatible servers
-(vLLM, llama.cpp, Ollama) take `max_tokens`; Anthropic's extended thinking takes a budget of at
-least 1,024 tokens below `max_tokens` and temperature 1 only. A setting the model does not take is
+(vLLM, llama.cpp, Ollama) take `max_tokens`; Anthropic's API version 2026-10-21 (the SDK 2.x
+default) refuses temperature, top_p and top_k even at their defaults, and its extended thinking
+takes a budget of at least 1,024 tokens below `max_tokens`. A setting the model does not take is
 not sent; the call records what was sent, and the run summary says what was left out and why.
 """
 from __future__ import annotations

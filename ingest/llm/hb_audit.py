@@ -240,4 +240,19 @@ def run_audit(con, spec: str, tier: str, key: str, base_url: str | None = None, 
         sample = row["replicate"] - 1 if row["kind"] == "arm" else row["sample"]
         jobs.append(Job(f"hb_{row['kind']}", row["request_id"], messages, context, sample=sample,
                         settings=resolvers[row["kind"]](row)))
+    if jobs:
+        record_sampling(con, key, provider, jobs)
     return run_jobs(con, provider, spec, jobs, overrides.transport(), concurrency, audit_writer(con, spec, key), overrides.batch)
+
+
+def record_sampling(con, key: str, provider, jobs: list[Job]) -> None:
+    """The registry's sampling contract as the model takes it (provider locks verbatim): what each kind
+    of call sends, and what was left out and why (seeds/model_capabilities.csv)."""
+    parts = []
+    for purpose in sorted({job.purpose for job in jobs}):
+        sent, notes = provider.arguments(next(job.settings for job in jobs if job.purpose == purpose))
+        parts.append(f"{purpose.removeprefix('hb_')}: " + (", ".join(f"{name} {value}" for name, value in sent.items()) or "defaults")
+                     + "".join(f" [{note.split(' (seeds/')[0]}]" for note in notes))
+    con.execute("""update raw.hb_registry set sampling = ? where model_key = ?
+                   and row_version = (select max(row_version) from raw.hb_registry where model_key = ?)""",
+                ["; ".join(parts), key, key])

@@ -9,6 +9,7 @@ more (a reasoning model that spends its budget thinking), and returns
 Anthropic thinking blocks when thinking is enabled."""
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -20,6 +21,15 @@ def visible_answer(body: dict) -> str:
     """A plausible answer from the visible question in the user turn."""
     user = [m for m in body.get("messages") or body.get("input") if m["role"] == "user"][-1]["content"]
     text = user if isinstance(user, str) else "".join(part.get("text", "") for part in user)
+    if "hypothesis sketches as a JSON array" in text:          # a HindsightBench arm: 8 sketches
+        digest = hashlib.sha256(text.encode()).digest()
+        return json.dumps([{"hypothesis_id": f"H_{i + 1:03d}", "direction": "-" if digest[i] % 3 == 0 else "+",
+                            "mechanism_narrative": "loopback mechanism", "candidate_proxies": ["UNRATE"],
+                            "regime_hint": "loopback regime"} for i in range(8)])
+    if '"estimated_date"' in text:                              # HindsightBench date recovery
+        return json.dumps({"estimated_date": "2010-05"})
+    if "did the S&P 500 index go up or down" in text:           # HindsightBench outcome recall
+        return "up"
     match = re.search(r"Question:\n(\{.*\})", text, re.S)
     if not match:
         return "A short synthetic narrative."
@@ -67,7 +77,11 @@ def refusal(path: str, body: dict) -> dict | None:
 
 
 def anthropic_refusal(body: dict) -> dict | None:
-    """Anthropic's 400 invalid_request_error for extended-thinking requests it refuses."""
+    """Anthropic's 400 invalid_request_error for requests API version 2026-10-21 refuses: any sampling
+    parameter (even temperature 1.0), and extended-thinking budgets it does not take."""
+    for name in ("temperature", "top_p", "top_k"):
+        if name in body:
+            return {"type": "invalid_request_error", "message": f"{name}: Extra inputs are not permitted"}
     thinking = body.get("thinking") or {}
     if thinking.get("type") != "enabled":
         return None
