@@ -189,3 +189,40 @@ def test_collected_replies_and_the_same_replies_as_a_release_give_the_same_row(d
     assert collected["cells"] < 2064 and collected["e2_est"] > 0.2          # cut-off cells left out; the planted trigger
     for column in set(collected) - REGISTRY:
         assert released[column] == (pytest.approx(collected[column]) if isinstance(collected[column], float) else collected[column]), column
+
+
+def test_the_panel_loads_once_and_a_changed_panel_file_loads_again(panel_warehouse, tmp_path):
+    copy = tmp_path / "w.duckdb"
+    shutil.copy(panel_warehouse, copy)
+    before = query(copy, "select count(*) from raw.hb_panel_requests union all select count(*) from raw.hb_postcutoff_snapshots")
+    assert [n for (n,) in before] == [240, 18 * 8]
+    panel = write_panel(tmp_path / "panel")
+    hindsight(copy, "load", "hindsightbench", panel)
+    assert query(copy, "select count(*) from raw.hb_panel_requests union all select count(*) from raw.hb_postcutoff_snapshots") == before
+    snapshots = panel / "hindsight" / "outputs" / "fm1c" / "postcutoff_snapshots.json"
+    snapshots.write_text(snapshots.read_text().replace('"vintage_value": "1', '"vintage_value": "9', 1))
+    hindsight(copy, "load", "hindsightbench", panel)
+    assert scalar(copy, "select count(distinct load_id) from raw.hb_postcutoff_snapshots") == 2
+    assert scalar(copy, "select count(*) from raw.hb_panel_requests") == 240          # unchanged file: not again
+    broken = tmp_path / "broken"
+    write_panel(broken)
+    (broken / "hindsight" / "outputs" / "fm1c" / "postcutoff_snapshots.json").write_text('{"snapshots": {"2025-01-15": 3}}')
+    failed = hindsight(copy, "load", "hindsightbench", broken, expect=2)
+    assert "postcutoff_snapshots.json" in failed.stderr and "not a post-cutoff snapshot file" in failed.stderr
+
+
+def test_the_demo_audits_its_simulated_models_through_the_runner(demo_warehouse):
+    """`make demo` runs the whole collection path: every planted cutoff is found, the planted trigger
+    is significant, the guessing model is at chance, and the control arm's E3' is in the row."""
+    db, output, _ = demo_warehouse
+    assert "HindsightBench audit rows of the simulated auditees" in output
+    rows = {key: row(db, key) for key in ("audit-trigger", "audit-recall-only", "audit-late", "audit-guessing")}
+    assert {key: r["empirical_cutoff"] for key, r in rows.items() if key != "audit-guessing"} == \
+        {"audit-trigger": "2024-06", "audit-recall-only": "2023-04", "audit-late": "2025-09"}
+    assert rows["audit-guessing"]["lap_at_chance"] and not rows["audit-trigger"]["lap_at_chance"]
+    assert rows["audit-trigger"]["e2_lo"] > 0 and rows["audit-recall-only"]["e2_lo"] < 0 < rows["audit-recall-only"]["e2_hi"]
+    assert rows["audit-trigger"]["e3_control_est"] is not None and rows["audit-late"]["e3_control_est"] is None
+    assert {key: r["tier"] for key, r in rows.items()} == {"audit-trigger": "full", "audit-recall-only": "full-1rep",
+                                                           "audit-late": "full", "audit-guessing": "reduced"}
+    assert scalar(db, "select count(*) from raw.llm_calls where purpose like 'hb_%'") == 7962 + 6450 + 7482 + 3098
+    assert scalar(db, "select count(*) from raw.hb_inspections") == 4

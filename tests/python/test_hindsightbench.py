@@ -222,7 +222,7 @@ def test_parsers_reproduce_each_cells_counts_and_valid(audit):
         metas = _cell_metas(root, model)
         for version in ("v1", "v2"):
             parsed = {(arm, replicate, date): (valid, invalid) for arm, replicate, date, valid, invalid in query(
-                db, """select arm, replicate, decision_date, valid_count, invalid_count from int_hb_reply_parses
+                db, """select arm, replicate, decision_date, valid_count, invalid_count from intermediate.int_hb_reply_parses
                        where model_key = ? and kind = 'arm' and parser_version = ? and parse_status = 'ok'""", [model, version])}
             differing = sum(parsed.get(key) != (meta["valid_count"], meta["invalid_count"]) for key, meta in metas.items())
             assert differing == (10 if (model, version) == ("gpt-5.4-mini", "v1") else 0), (model, version)
@@ -239,6 +239,7 @@ def test_a_release_of_raw_replies_only_gives_the_same_row(audit, tmp_path):
     counts) and the probe files yields the row of the full folder: the parsers decide the cells."""
     db, rows, _, root = audit
     release = tmp_path / "release"
+    release.mkdir()
     (release / "macrochain").symlink_to(root / "macrochain")
     source = root / "hindsight" / "outputs" / "bench" / "gpt-5.4-mini"
     target = release / "hindsight" / "outputs" / "bench" / "gpt-replies-only"

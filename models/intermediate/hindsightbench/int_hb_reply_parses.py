@@ -28,7 +28,6 @@ def model(dbt, session):
     columns = ["model_key", "source", "kind", "arm", "decision_date", "replicate", "sample", "request_id",
                "is_truncated", "parser_version", "parse_status", "valid_count", "invalid_count", "directions",
                "estimated_date", "lap_answer", "lap_answer_strict"]
-    frame = pd.DataFrame(rows, columns=columns)
-    for column in ("replicate", "sample", "valid_count", "invalid_count"):
-        frame[column] = frame[column].astype("Int32")
-    return frame
+    # typed even when empty (a warehouse without replies), so the marts' contracts hold
+    types = {"replicate": "Int32", "sample": "Int32", "valid_count": "Int32", "invalid_count": "Int32", "is_truncated": "boolean"}
+    return pd.DataFrame(rows, columns=columns).astype({c: types.get(c, "string") for c in columns})
