@@ -4,7 +4,7 @@ nothing a user sees (and, with --report-changes, how much a deliberate fix moved
     .venv/bin/python bench/compare_marts.py OLD.duckdb NEW.duckdb
 
 Rows are compared as sets (order-independent), doubles to 1e-12; columns that differ on every build
-(build id and times, load times) are left out and named; paths into the demo corpus are compared
+(build id and times, load and scoring times) are left out and named; paths into the demo corpus are compared
 from `corpus/` on, since the corpus moved with the layout. Exit 1 when a mart differs.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ import duckdb
 
 from ingest.publish.marts import public_marts
 
-VOLATILE = {"built_at", "dbt_invocation_id", "dbt_version", "loaded_at", "first_loaded_at", "last_loaded_at"}
+VOLATILE = {"built_at", "dbt_invocation_id", "dbt_version", "loaded_at", "first_loaded_at", "last_loaded_at", "scored_at"}
 CORPUS = re.compile(r"^.*(demo_corpus|demo/corpus)/")
 
 

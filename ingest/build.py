@@ -23,11 +23,28 @@ def dbt_executable() -> str:
     return found
 
 
+# the incremental facts' shape; a warehouse built before they were incremental lacks this column
+INCREMENTAL_FACTS = {"fct_answers": "scored_at", "fct_answer_pairs": "scored_at"}
+
+
+def needs_full_refresh(con) -> list[str]:
+    """The incremental facts whose stored shape predates this version: rebuilt from scratch once."""
+    columns = set(con.execute("select table_name, column_name from information_schema.columns "
+                              "where table_schema = 'main'").fetchall())
+    tables = {table for table, _ in columns}
+    return [fact for fact, column in INCREMENTAL_FACTS.items() if fact in tables and (fact, column) not in columns]
+
+
 def run_dbt(args: list[str], db: Path | None = None) -> bool:
     """Run a dbt command against the warehouse. True on success."""
     db = db or warehouse_path()
-    with connect(db):
-        pass  # create the raw tables, empty, so dbt finds every source
+    with connect(db) as con:
+        # create the raw tables, empty, so dbt finds every source
+        stale = needs_full_refresh(con) if args and args[0] in ("build", "run") else []
+    if stale and "--full-refresh" not in args:
+        print(f"hindsight: {', '.join(stale)} predate incremental facts; rebuilding them from scratch once (--full-refresh)",
+              file=sys.stderr)
+        args = [*args, "--full-refresh"]
     env = dict(os.environ, HINDSIGHT_DB=str(db), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="false")
     command = [dbt_executable(), *args, "--project-dir", str(PROJECT_DIR), "--profiles-dir", str(PROJECT_DIR)]
     return subprocess.run(command, env=env, cwd=PROJECT_DIR).returncode == 0

@@ -454,13 +454,27 @@ def lock_wait() -> float:
         raise InputError(LOCK_WAIT_ENV, f"{value!r} is not a number of seconds", f"set {LOCK_WAIT_ENV}=30, for example") from None
 
 
+MEMORY_LIMIT_ENV, TEMP_DIR_ENV = "HINDSIGHT_MEMORY_LIMIT", "HINDSIGHT_TEMP_DIR"
+DEFAULT_MEMORY_LIMIT = "4GB"
+
+
+def duckdb_settings() -> dict[str, str]:
+    """DuckDB's memory limit and spill directory for every connection (the CLI's and dbt's, through
+    profiles.yml): a build larger than memory spills to disk instead of failing or taking the machine.
+    HINDSIGHT_MEMORY_LIMIT (default 4GB) and HINDSIGHT_TEMP_DIR (default: DuckDB's, beside the file)."""
+    settings = {"memory_limit": os.environ.get(MEMORY_LIMIT_ENV) or DEFAULT_MEMORY_LIMIT, "preserve_insertion_order": "false"}
+    if os.environ.get(TEMP_DIR_ENV):
+        settings["temp_directory"] = os.environ[TEMP_DIR_ENV]
+    return settings
+
+
 def open_warehouse(path: Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """duckdb.connect, waiting up to lock_wait() seconds while another process holds the file (DuckDB
     allows one writer, and no reader beside a writer); then one clear error naming the holder."""
     deadline = time.monotonic() + lock_wait()
     while True:
         try:
-            return duckdb.connect(str(path), read_only=read_only)
+            return duckdb.connect(str(path), read_only=read_only, config=duckdb_settings())
         except duckdb.IOException as error:
             if "lock" not in str(error).lower():
                 raise

@@ -15,6 +15,7 @@ final as (
         cast(estimate as double) as estimate,
         cast(ci_low as double) as ci_low,
         cast(ci_high as double) as ci_high,
+        cast(ci_method as varchar) as ci_method,
         coalesce(ci_low > 0 or ci_high < 0, false) as significant,
         cast(se_clustered as double) as se_clustered,
         cast(case when visibility = 'paired' then mde_80 end as double) as mde_80,

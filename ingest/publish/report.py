@@ -367,12 +367,13 @@ def provenance(report: Report, db: Path) -> dict:
         "invocation": _fmt(first["dbt_invocation_id"]) if first is not None else "—",
         "replicates": _fmt(first["bootstrap_replicates"]) if first is not None else "—",
         "seed": _fmt(first["bootstrap_seed"]) if first is not None else "—",
+        "ci_method": _fmt(first["ci_method"]) if first is not None else "—",
         "hb_draws": _fmt(first["hb_bootstrap_draws"]) if first is not None else "—",
         "reference_source": _fmt(first["reference_source"]) if first is not None else "—",
         "parser": _fmt(first["build_answer_parser_version"]) if first is not None else "—",
         "table": _table(answers.drop(columns=[c for c in rows.columns if c in {
             "built_at", "dbt_version", "dbt_invocation_id", "reference_source", "bootstrap_replicates",
-            "bootstrap_seed", "hb_bootstrap_draws", "build_answer_parser_version"}])) if len(answers) else None,
+            "bootstrap_seed", "ci_method", "hb_bootstrap_draws", "build_answer_parser_version"}])) if len(answers) else None,
     }
 
 

@@ -50,9 +50,10 @@ def _questions(con, design_id: str, annotator: str) -> list[dict]:
 def _judged(con, design_id: str, annotator: str, per_case: int) -> list[dict]:
     """Up to `per_case` judged free-response answers per assigned case (a stable pseudo-random pick)."""
     cursor = con.execute("""
-        select a.case_id, f.question_id, f.response_id, f.judge_model, f.answer, f.acc, f.htr, f.model
+        select a.case_id, f.question_id, f.response_id, f.judge_model, t.answer, f.acc, f.htr, f.model
         from raw.validation_assignments a
         inner join main.fct_answers f on f.cohort = a.cohort and f.case_id = a.case_id
+        inner join main.fct_answer_texts t on t.response_id = f.response_id
         where a.design_id = ? and a.annotator = ? and f.format = 'free response' and f.judge_model is not null
           and f.is_latest_in_cell
         qualify row_number() over (partition by a.cohort, a.case_id order by md5(f.response_id || ?)) <= ?

@@ -18,6 +18,8 @@ import hashlib
 
 import numpy as np
 
+from ingest.stats import intervals
+
 PRIME = 2_147_483_647  # 2^31 - 1
 MULTIPLIER = 73_244_475  # < 2^27: (2^31) * MULTIPLIER < 2^58
 Z_975 = 1.959963984540054
@@ -57,21 +59,6 @@ def weights(seed: int, cohort: str, n_cases: int, replicates: int, chunk: int = 
     return out
 
 
-def _percentiles(replicate_estimates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """2.5th and 97.5th percentiles per column (linear interpolation), ignoring
-    replicates that drew none of a cell's cases; NaN where none drew any."""
-    low = np.full(replicate_estimates.shape[1], np.nan)
-    high = np.full(replicate_estimates.shape[1], np.nan)
-    finite = np.isfinite(replicate_estimates)
-    complete = finite.all(axis=0)
-    if complete.any():
-        low[complete], high[complete] = np.percentile(replicate_estimates[:, complete], [2.5, 97.5], axis=0)
-    partial = ~complete & finite.any(axis=0)
-    if partial.any():
-        low[partial], high[partial] = np.nanpercentile(replicate_estimates[:, partial], [2.5, 97.5], axis=0)
-    return low, high
-
-
 def _point_statistics(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Estimate and Miller's (2024) clustered SE: Var = sum_c (S_c - N_c * mean)^2 / N^2."""
     total_n = counts.sum(axis=0)
@@ -82,25 +69,25 @@ def _point_statistics(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray,
 
 
 def cell_statistics(sums: np.ndarray, counts: np.ndarray, w: np.ndarray,
-                    groups: np.ndarray | None = None) -> dict[str, np.ndarray]:
+                    groups: np.ndarray | None = None, method: str = "percentile") -> dict[str, np.ndarray]:
     """Point estimate, percentile CI, clustered SE and MDE per cell.
 
     sums, counts: (n_cases x n_cells) per-case sums of values and numbers of
-    questions; w: (replicates x n_cases) multiplicities. With `groups`
+    questions; w: (replicates x n_cases) multiplicities; `method` one of
+    ingest.stats.intervals.METHODS (the interval from the same replicates). With `groups`
     (n_cells x n_groups, 0/1), the statistics of the groups (sums of cells)
     follow those of the cells: replicate sums of a group are sums of its
     cells' replicate sums, so no second product with w is needed.
     """
     replicate_sums, replicate_counts = w @ sums, w @ counts
-    estimate, se = _point_statistics(sums, counts)
     if groups is not None:
-        group_estimate, group_se = _point_statistics(sums @ groups, counts @ groups)
-        estimate, se = np.concatenate([estimate, group_estimate]), np.concatenate([se, group_se])
+        sums, counts = np.hstack([sums, sums @ groups]), np.hstack([counts, counts @ groups])
         replicate_sums = np.hstack([replicate_sums, replicate_sums @ groups])
         replicate_counts = np.hstack([replicate_counts, replicate_counts @ groups])
+    estimate, se = _point_statistics(sums, counts)
     with np.errstate(invalid="ignore", divide="ignore"):
         replicate_estimates = replicate_sums / replicate_counts
-    low, high = _percentiles(replicate_estimates)
+    low, high = intervals.interval(method, estimate, se, replicate_estimates, w, sums, counts, replicate_counts)
     return {
         "estimate": estimate, "ci_low": low, "ci_high": high,
         "n_finite_replicates": np.isfinite(replicate_estimates).sum(axis=0),

@@ -66,7 +66,7 @@ def cohort_matrices(cohort, n_cases, labels, arrays, slices):
     return mine[[*CELL, *slices]], value_sum, n_questions, mine["n_valid"].to_numpy(dtype=np.float64)
 
 
-def cohort_estimates(cohort, n_cases, all_labels, arrays, replicates, seed, leaf, slices, rollups):
+def cohort_estimates(cohort, n_cases, all_labels, arrays, replicates, seed, leaf, slices, rollups, method):
     """Statistics of the leaf cells (grouping `leaf`) and of every rollup grouping (name: key columns)."""
     labels, value_sum, n_questions, n_valid = cohort_matrices(cohort, n_cases, all_labels, arrays, slices)
     frames, memberships = [labels[CELL + slices].assign(grouping=leaf)], []
@@ -78,7 +78,7 @@ def cohort_estimates(cohort, n_cases, all_labels, arrays, replicates, seed, leaf
         frames.append(pd.DataFrame(list(group_keys), columns=keys).assign(grouping=name))
     groups = np.hstack(memberships) if memberships else None
     stats = bootstrap.cell_statistics(value_sum, n_questions, bootstrap.weights(seed, cohort, n_cases, replicates),
-                                      groups=groups)
+                                      groups=groups, method=method)
     frame = pd.concat(frames, ignore_index=True).reindex(columns=["grouping", *CELL, *slices]).astype(object)
     frame = frame.where(frame.notna(), None)          # the slice columns a rollup leaves out are NULL
     frame["cohort"] = cohort
@@ -93,13 +93,13 @@ def cohort_estimates(cohort, n_cases, all_labels, arrays, replicates, seed, leaf
 
 
 def estimates(session, sums: str, cases: str, replicates: int, seed: int,
-              leaf: str, slices: list[str], rollups: dict[str, list[str]]) -> pd.DataFrame:
+              leaf: str, slices: list[str], rollups: dict[str, list[str]], method: str = "percentile") -> pd.DataFrame:
     """The body of a metric-estimates dbt Python model. `sums` is int_metric_case_sums and `cases`
     int_bootstrap_cases as SQL relations: the models take them with dbt.ref, which dbt only sees in
     the model's own file, as it does dbt.config.get."""
     labels, arrays = per_case_sums(session, sums, cases, slices)
     sizes = dict(session.sql(f"select cohort, max(n_cases) from {cases} group by cohort").fetchall())
-    frames = [cohort_estimates(cohort, int(sizes[cohort]), labels, arrays, replicates, seed, leaf, slices, rollups)
+    frames = [cohort_estimates(cohort, int(sizes[cohort]), labels, arrays, replicates, seed, leaf, slices, rollups, method)
               for cohort in sorted(set(labels["cohort"]))]
 
     columns_out = ["grouping", "cohort", *CELL, *slices, *STATS, *COUNTS]
@@ -112,4 +112,5 @@ def estimates(session, sums: str, cases: str, replicates: int, seed: int,
         out["options_type"] = out["options_type"].replace("", None)
     out["bootstrap_replicates"] = replicates
     out["bootstrap_seed"] = seed
+    out["ci_method"] = method
     return out

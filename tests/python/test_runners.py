@@ -134,7 +134,8 @@ def test_timeouts_fail_the_call_and_a_rerun_completes_it(db):
 
 def test_an_interrupted_run_resumes_with_nothing_lost_or_duplicated(db):
     env = cli_env(db)
-    with FakeLLMServer(delay=0.15) as server:
+    # 40 calls at concurrency 2 take 10 s: the interrupt lands mid-run even on a loaded machine
+    with FakeLLMServer(delay=0.5) as server:
         args = [sys.executable, "-m", "ingest.cli", "answer", "--model", "openai:m", "--base-url", server.url + "/v1",
                 "--limit", "40", "--concurrency", "2", "--conditions", "1.1"]
         child = subprocess.Popen(args, cwd=PROJECT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

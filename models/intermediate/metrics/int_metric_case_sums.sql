@@ -6,6 +6,8 @@
 -- free response) do not count. The one definition of
 -- per-case sums: the bootstrap estimator (ingest/stats/metric_estimates.py) sums it to its leaf
 -- grain, and the pure-SQL cross-check of the intervals reads it too.
+{{ config(materialized='table') }}
+{#- a table: both estimator models (by format, by eval target) read it, and it is computed once -#}
 {%- set sources = [
     ('answers', "visibility", ['acc', 'htr']),
     ('pairs', "'paired'", ['delta_acc', 'delta_htr', 'air', 'hbr']),

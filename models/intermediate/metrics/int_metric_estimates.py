@@ -13,4 +13,5 @@ def model(dbt, session):
     cases = f"({dbt.ref('int_bootstrap_cases').sql_query()})"
     return estimates(session, sums, cases, int(dbt.config.get("bootstrap_replicates")),
                      int(dbt.config.get("bootstrap_seed")),
+                     method=str(dbt.config.get("ci_method")),
                      leaf="format", slices=["format", "options_type"], rollups={"overall": CELL})

@@ -13,4 +13,5 @@ def model(dbt, session):
     sums = f"({dbt.ref('int_metric_case_sums').sql_query()})"
     cases = f"({dbt.ref('int_bootstrap_cases').sql_query()})"
     return estimates(session, sums, cases, int(dbt.config.get("bootstrap_replicates")),
-                     int(dbt.config.get("bootstrap_seed")), leaf="eval_target", slices=["eval_target"], rollups={})
+                     int(dbt.config.get("bootstrap_seed")),
+                     method=str(dbt.config.get("ci_method")), leaf="eval_target", slices=["eval_target"], rollups={})

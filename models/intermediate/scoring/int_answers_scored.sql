@@ -4,26 +4,54 @@
 -- 1[answer = trap] for true/false and categorical; for ordinal, movement
 -- from the reference toward the trap, clamp((pos(a) - pos(ref)) /
 -- (pos(trap) - pos(ref)), 0, 1); the judge's score for free response. An
--- invalid answer scores 0 on both. The newest answer of a cell (question x
--- model x condition x visibility x prompt_variant) is the one metrics use.
-with responses as (
+-- invalid answer scores 0 on both.
+--
+-- Incremental: a score depends only on its answer, its question, its judgment and the scoring
+-- code, so a build scores only answers of new loads, answers whose judgment changed, answers of
+-- reloaded questions, and every answer when the scoring code (this model, the text normaliser, the
+-- option parser) or the parser version changed since it was scored (scoring_fingerprint).
+-- `hindsight build --full-refresh` rebuilds from scratch; tests/python/test_refresh.py checks that
+-- both give the same marts.
+{{ config(materialized='incremental', unique_key='response_id', incremental_strategy='delete+insert', on_schema_change='sync_all_columns') }}
+{%- set nodes = graph.get('nodes', {}) if execute else {} %}
+{%- set fingerprint = local_md5(
+    model.get('raw_code', '')
+    ~ nodes.get('model.hindsight.int_answer_texts_normalised', {}).get('raw_code', '')
+    ~ nodes.get('model.hindsight.int_question_options', {}).get('raw_code', '')
+    ~ answer_parser_version()) %}
+with judgments as (
+    select response_id, judgment_id, judge_model, accuracy_score, htr_score,
+        row_number() over (partition by response_id order by judged_at desc, judge_model) as judge_rank
+    from {{ ref('stg_raw__judgments') }}
+    where kind = 'individual'
+    qualify judge_rank = 1
+),
+
+responses as (
     select * from {{ ref('stg_raw__responses') }}
+    {%- if is_incremental() %}
+    where load_id > (select coalesce(max(load_id), 0) from {{ this }})
+        or (select count(*) from {{ this }} where scoring_fingerprint is distinct from '{{ fingerprint }}') > 0
+        or question_id in (
+            select question_id from {{ ref('int_questions_positioned') }}
+            where load_id > (select coalesce(max(question_load_id), 0) from {{ this }})
+        )
+        or response_id in (
+            select judgments.response_id
+            from judgments
+            left join {{ this }} as scored on scored.response_id = judgments.response_id
+            where scored.judgment_id is distinct from judgments.judgment_id
+        )
+    {%- endif %}
 ),
 
 questions as (
-    select question_id, cohort, case_id, format, options_type, eval_target
+    select question_id, cohort, case_id, format, options_type, eval_target, load_id as question_load_id
     from {{ ref('int_questions_positioned') }}
 ),
 
 texts as (
     select * from {{ ref('int_answer_texts_normalised') }}
-),
-
-judgments as (
-    select response_id, judge_model, accuracy_score, htr_score,
-        row_number() over (partition by response_id order by judged_at desc, judge_model) as judge_rank
-    from {{ ref('stg_raw__judgments') }}
-    where kind = 'individual'
 ),
 
 joined as (
@@ -57,12 +85,14 @@ joined as (
         reference.option_position as reference_position,
         trap.normalised as trap_normalised,
         trap.option_position as trap_position,
+        judgments.judgment_id,
         judgments.judge_model,
         judgments.accuracy_score as judge_accuracy_score,
         judgments.htr_score as judge_htr_score,
         responses.source_file,
         responses.line_number,
-        responses.load_id
+        responses.load_id,
+        questions.question_load_id
     from responses
     inner join questions on questions.question_id = responses.question_id
     inner join texts as answer_text
@@ -71,8 +101,7 @@ joined as (
         on reference.text_kind = 'reference' and reference.text_key = responses.question_id
     left join texts as trap
         on trap.text_kind = 'trap' and trap.text_key = responses.question_id
-    left join judgments
-        on judgments.response_id = responses.response_id and judgments.judge_rank = 1
+    left join judgments on judgments.response_id = responses.response_id
 ),
 
 scored as (
@@ -99,15 +128,15 @@ scored as (
         end as htr,
         -- AIR compares valid answers by their normalised form, invalid ones by
         -- their trimmed, case-folded text
-        case
+        hash(case
             when parse_status = 'valid' then 'valid:' || answer_normalised
             else 'raw:' || lower(trim(coalesce(answer, '')))
-        end as comparison_key,
-        row_number() over (
-            partition by question_id, model, condition, visibility, prompt_variant, sample_index
-            order by parse_status = 'truncated', load_id desc, line_number desc
-        ) = 1 as is_latest_in_cell
+        end) as comparison_hash,
+        '{{ fingerprint }}' as scoring_fingerprint,
+        cast(now() as timestamp) as scored_at
     from joined
 )
 
-select * from scored
+select * exclude (answer, evidence, reference_normalised, reference_position, trap_normalised, trap_position,
+    judge_accuracy_score, judge_htr_score, answer_position)
+from scored

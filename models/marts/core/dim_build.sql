@@ -8,6 +8,7 @@ with settings as (
         cast('{{ var("reference_source") }}' as varchar) as reference_source,
         cast({{ var('bootstrap_replicates') }} as integer) as bootstrap_replicates,
         cast({{ var('bootstrap_seed') }} as bigint) as bootstrap_seed,
+        cast('{{ var("ci_method") }}' as varchar) as ci_method,
         cast('{{ var("hb_bootstrap_draws") }}' as varchar) as hb_bootstrap_draws,
         cast({{ answer_parser_version() }} as varchar) as answer_parser_version
 )

@@ -7,7 +7,10 @@ with questions as (
 ),
 
 answers as (
-    select * from {{ ref('fct_answers') }}
+    select answers.*, texts.answer
+    from {{ ref('fct_answers') }} as answers
+    inner join {{ ref('fct_answer_texts') }} as texts on texts.response_id = answers.response_id
+    where answers.format = 'free response'
 ),
 
 individual as (

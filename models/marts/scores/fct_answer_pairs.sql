@@ -1,8 +1,145 @@
--- One row per question x model x condition x prompt_variant x sample of a
--- paired condition with both visibilities answered: Acc and HTR full and
--- masked, dAcc, dHTR, AIR and HBR (paper §3.7.2).
-with pairs as (
-    select * from {{ ref('int_answer_pairs_scored') }}
+-- One row per question x model x condition x prompt_variant x sample of a paired condition (1.x,
+-- 2.x, 3.x) whose full and masked answers both exist (the newest of each cell and sample; sample k
+-- of the full request pairs with sample k of the masked one): paper §3.7.2. `identical_contexts`
+-- flags pairs whose masked context is the full one (cutoff at or after the last event): asked as
+-- two independent calls, but any difference is noise. dAcc = Acc(masked) - Acc(full) over accuracy
+-- and both questions; dHTR = HTR(full) - HTR(masked) over hindsight_bias and both questions; AIR =
+-- 1[answers differ] over all; HBR (eq. 6, both questions only) = 1[Acc(masked) = 1] * HTR(full).
+-- Free-response pairs take the four scores and full_equals_masked from the paired judgment (a judge
+-- returns every score whatever the eval target; the ones the target does not use are ignored); the
+-- judge's own hbr_score is kept beside HBR.
+--
+-- Incremental: only pairs with an answer scored since the last build, or whose paired judgment
+-- changed, are rewritten. A reload of TTS (identical_contexts) needs `hindsight build
+-- --full-refresh`; assert_scored_facts_are_current fails until it is done.
+{{ config(materialized='incremental', unique_key='pair_id', incremental_strategy='delete+insert', on_schema_change='fail') }}
+with paired_judgments as (
+    select *,
+        row_number() over (partition by full_response_id, masked_response_id order by judged_at desc, judge_model) as judge_rank
+    from {{ ref('stg_raw__judgments') }}
+    where kind = 'paired'
+    qualify judge_rank = 1
+),
+
+latest as (
+    select * from {{ ref('fct_answers') }}
+    where is_latest_in_cell and condition <> '0'
+),
+
+{%- if is_incremental() %}
+touched as (
+    select question_id, model, condition, prompt_variant, sample_index
+    from latest
+    where scored_at > (select coalesce(max(scored_at), '1970-01-01') from {{ this }})
+    union
+    select pairs.question_id, pairs.model, pairs.condition, pairs.prompt_variant, pairs.sample_index
+    from {{ this }} as pairs
+    inner join paired_judgments
+        on paired_judgments.full_response_id = pairs.full_response_id
+        and paired_judgments.masked_response_id = pairs.masked_response_id
+    where pairs.paired_judgment_id is distinct from paired_judgments.judgment_id
+),
+
+answers as (
+    select latest.*
+    from latest
+    semi join touched using (question_id, model, condition, prompt_variant, sample_index)
+),
+{%- else %}
+answers as (
+    select * from latest
+),
+{%- endif %}
+
+conditions as (
+    select condition, tts_source from {{ ref('conditions') }}
+),
+
+contexts as (
+    select question_id, source, visibility, tts_json from {{ ref('int_tts_contexts_rendered') }}
+),
+
+pairs as (
+    select
+        full_answer.cohort,
+        full_answer.case_id,
+        full_answer.question_id,
+        full_answer.model,
+        full_answer.condition,
+        full_answer.prompt_variant,
+        full_answer.sample_index,
+        coalesce(full_context.tts_json = masked_context.tts_json, false) as identical_contexts,
+        full_answer.format,
+        full_answer.options_type,
+        full_answer.eval_target,
+        full_answer.response_id as full_response_id,
+        masked_answer.response_id as masked_response_id,
+        full_answer.parse_status not in ('invalid', 'truncated')
+        and masked_answer.parse_status not in ('invalid', 'truncated') as both_valid,
+        paired_judgments.judge_model as paired_judge_model,
+        paired_judgments.judgment_id as paired_judgment_id,
+        greatest(full_answer.scored_at, masked_answer.scored_at) as scored_at,
+        case when full_answer.format = 'free response'
+            then coalesce(paired_judgments.full_accuracy_score, full_answer.acc) else full_answer.acc end as acc_full,
+        case when full_answer.format = 'free response'
+            then coalesce(paired_judgments.masked_accuracy_score, masked_answer.acc) else masked_answer.acc end as acc_masked,
+        case when full_answer.format = 'free response'
+            then coalesce(paired_judgments.full_htr_score, full_answer.htr) else full_answer.htr end as htr_full,
+        case when full_answer.format = 'free response'
+            then coalesce(paired_judgments.masked_htr_score, masked_answer.htr) else masked_answer.htr end as htr_masked,
+        case when full_answer.format = 'free response'
+            then case when paired_judgments.full_equals_masked then 0.0
+                      when not paired_judgments.full_equals_masked then 1.0 end
+            else case when full_answer.comparison_hash = masked_answer.comparison_hash then 0.0 else 1.0 end
+        end as air,
+        paired_judgments.hbr_score as judge_hbr_score
+    from answers as full_answer
+    inner join answers as masked_answer
+        on masked_answer.question_id = full_answer.question_id
+        and masked_answer.model = full_answer.model
+        and masked_answer.condition = full_answer.condition
+        and masked_answer.prompt_variant = full_answer.prompt_variant
+        and masked_answer.sample_index = full_answer.sample_index
+        and masked_answer.visibility = 'masked'
+    inner join conditions on conditions.condition = full_answer.condition
+    left join contexts as full_context
+        on full_context.question_id = full_answer.question_id
+        and full_context.source = conditions.tts_source
+        and full_context.visibility = 'full'
+    left join contexts as masked_context
+        on masked_context.question_id = full_answer.question_id
+        and masked_context.source = conditions.tts_source
+        and masked_context.visibility = 'masked'
+    left join paired_judgments
+        on paired_judgments.full_response_id = full_answer.response_id
+        and paired_judgments.masked_response_id = masked_answer.response_id
+    where full_answer.visibility = 'full'
+),
+
+targeted as (
+    -- the scores a question's eval target defines (§3.7): Acc for accuracy and both, HTR for
+    -- hindsight_bias and both
+    select
+        * replace (
+            case when eval_target in ('accuracy', 'both') then acc_full end as acc_full,
+            case when eval_target in ('accuracy', 'both') then acc_masked end as acc_masked,
+            case when eval_target in ('hindsight_bias', 'both') then htr_full end as htr_full,
+            case when eval_target in ('hindsight_bias', 'both') then htr_masked end as htr_masked
+        )
+    from pairs
+),
+
+scored as (
+    select
+        *,
+        acc_masked - acc_full as delta_acc,
+        htr_full - htr_masked as delta_htr,
+        case
+            when eval_target <> 'both' or acc_masked is null or htr_full is null then null
+            when acc_masked = 1 then htr_full
+            else 0.0
+        end as hbr
+    from targeted
 ),
 
 final as (
@@ -35,8 +172,10 @@ final as (
         cast(air as double) as air,
         cast(hbr as double) as hbr,
         paired_judge_model,
-        cast(judge_hbr_score as double) as judge_hbr_score
-    from pairs
+        paired_judgment_id,
+        cast(judge_hbr_score as double) as judge_hbr_score,
+        scored_at
+    from scored
 )
 
 select * from final

@@ -1,0 +1,100 @@
+"""Confidence intervals from one set of case-clustered bootstrap draws.
+
+Every method reads the same replicates (replicate r reweights case c by its
+multiplicity w[r, c]), so switching methods never redraws:
+
+- `percentile` (the paper's): the 2.5th and 97.5th percentiles of the
+  replicate estimates.
+- `bca`: bias-corrected and accelerated (Efron 1987). Bias z0 from the share
+  of replicates below the estimate, acceleration from the jackknife over
+  cases (leave one case out: (S - S_c) / (N - N_c)), then percentiles at the
+  adjusted levels.
+- `studentized`: the bootstrap-t over cases. Each replicate's estimate is
+  pivoted by its own clustered SE (Miller's, the one agg_metrics reports);
+  the interval is estimate - t*[97.5%] se, estimate - t*[2.5%] se.
+
+A cell's estimate is a ratio of sums, sum_c S_c / sum_c N_c (a question-
+weighted mean). Replicates that drew none of a cell's cases (N = 0) are left
+out, as the percentile method always did. bench/bench_coverage.py measures
+each method's coverage; README "Intervals" says which to use when.
+"""
+from __future__ import annotations
+
+from statistics import NormalDist
+
+import numpy as np
+
+_NORMAL = NormalDist()
+ndtr = np.vectorize(_NORMAL.cdf, otypes=[float])           # one call per cell, not per replicate
+ndtri = np.vectorize(_NORMAL.inv_cdf, otypes=[float])
+
+METHODS = ("percentile", "bca", "studentized")
+ALPHA = 0.025
+
+
+def quantiles(values: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """Per column of `values` (replicates x cells), the quantile at that column's level (linear
+    interpolation, NaN replicates left out; NaN where a column has none)."""
+    ordered = np.sort(values, axis=0)                       # NaN sort last
+    finite = np.isfinite(values).sum(axis=0)
+    position = np.clip(levels, 0, 1) * np.maximum(finite - 1, 0)
+    below = np.floor(position).astype(np.int64)
+    above = np.minimum(below + 1, np.maximum(finite - 1, 0))
+    columns = np.arange(values.shape[1])
+    low, high = ordered[below, columns], ordered[above, columns]
+    result = low + (position - below) * (high - low)
+    return np.where(finite > 0, result, np.nan)
+
+
+def percentile(replicate_estimates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    cells = replicate_estimates.shape[1]
+    return (quantiles(replicate_estimates, np.full(cells, ALPHA)),
+            quantiles(replicate_estimates, np.full(cells, 1 - ALPHA)))
+
+
+def bca(estimate: np.ndarray, replicate_estimates: np.ndarray, sums: np.ndarray, counts: np.ndarray
+        ) -> tuple[np.ndarray, np.ndarray]:
+    """BCa limits; acceleration from the jackknife over the cases that have a question in the cell."""
+    finite = np.isfinite(replicate_estimates)
+    below = ((replicate_estimates < estimate) & finite).sum(axis=0) + 0.5 * ((replicate_estimates == estimate) & finite).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = below / finite.sum(axis=0)
+        z0 = ndtri(np.clip(share, 1e-6, 1 - 1e-6))
+        total_s, total_n = sums.sum(axis=0), counts.sum(axis=0)
+        present = counts > 0
+        jackknife = (total_s - sums) / (total_n - counts)
+        jackknife = np.where(present & np.isfinite(jackknife), jackknife, np.nan)
+        deviation = np.nanmean(jackknife, axis=0) - jackknife
+        cubes, squares = np.nansum(deviation ** 3, axis=0), np.nansum(deviation ** 2, axis=0)
+        acceleration = np.where(squares > 0, cubes / (6 * squares ** 1.5), 0.0)
+        levels = []
+        for z in (ndtri(ALPHA), ndtri(1 - ALPHA)):
+            adjusted = ndtr(z0 + (z0 + z) / (1 - acceleration * (z0 + z)))
+            levels.append(np.where(np.isfinite(adjusted), adjusted, ndtr(z)))
+    return quantiles(replicate_estimates, levels[0]), quantiles(replicate_estimates, levels[1])
+
+
+def studentized(estimate: np.ndarray, se: np.ndarray, replicate_estimates: np.ndarray, w: np.ndarray,
+                sums: np.ndarray, counts: np.ndarray, replicate_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bootstrap-t limits with Miller's clustered SE in every replicate:
+    Var* = sum_c w_c (S_c - N_c t*)^2 / N*^2, from three products with the weights."""
+    s2, sn, n2 = w @ (sums * sums), w @ (sums * counts), w @ (counts * counts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        variance = (s2 - 2 * replicate_estimates * sn + replicate_estimates ** 2 * n2) / replicate_counts ** 2
+        replicate_se = np.sqrt(np.maximum(variance, 0))
+        pivots = np.where(replicate_se > 0, (replicate_estimates - estimate) / replicate_se, np.nan)
+    cells = pivots.shape[1]
+    t_low, t_high = quantiles(pivots, np.full(cells, ALPHA)), quantiles(pivots, np.full(cells, 1 - ALPHA))
+    return estimate - t_high * se, estimate - t_low * se
+
+
+def interval(method: str, estimate: np.ndarray, se: np.ndarray, replicate_estimates: np.ndarray, w: np.ndarray,
+             sums: np.ndarray, counts: np.ndarray, replicate_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) per cell by `method`, from the same replicates."""
+    if method == "percentile":
+        return percentile(replicate_estimates)
+    if method == "bca":
+        return bca(estimate, replicate_estimates, sums, counts)
+    if method == "studentized":
+        return studentized(estimate, se, replicate_estimates, w, sums, counts, replicate_counts)
+    raise ValueError(f"unknown ci_method {method!r}: use one of {', '.join(METHODS)}")

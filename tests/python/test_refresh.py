@@ -1,0 +1,85 @@
+"""Refresh at scale (issue 16): the scored facts are incremental, and an incremental build equals a
+build from scratch, mart for mart and row for row, after each kind of change it tracks: a new
+model's answers, newer answers in existing cells (the newest one of a cell changes), a new judgment
+of an existing free response, and a change to the scoring code (every answer re-scored)."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import PROJECT, cli_env, hindsight, query, scalar, write_jsonl
+from ingest.build import dbt_executable
+
+sys.path.insert(0, str(PROJECT / "bench"))
+from compare_marts import compare  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+
+def full_refresh_equals(db, tmp_path, name: str) -> None:
+    scratch = tmp_path / f"{name}-scratch.duckdb"
+    shutil.copy(db, scratch)
+    hindsight(scratch, "build", "--full-refresh", "--exclude", "resource_type:test", "resource_type:unit_test")
+    assert compare(str(db), str(scratch)), f"{name}: the incremental build differs from a build from scratch"
+
+
+def test_incremental_builds_equal_builds_from_scratch(demo_warehouse, tmp_path):
+    db = tmp_path / "w.duckdb"
+    shutil.copy(demo_warehouse[0], db)
+    before = scalar(db, "select max(scored_at) from fct_answers")
+    fast = ["--exclude", "resource_type:test", "resource_type:unit_test"]
+
+    # a new model's answers: only they are scored, nothing else is rewritten
+    hindsight(db, "answer", "--model", "sim:noise@0.5", "--variant", "standard")
+    hindsight(db, "build", *fast)
+    assert scalar(db, "select count(*) from fct_answers where model <> 'sim:noise@0.5' and scored_at > ?", [before]) == 0
+    assert scalar(db, "select count(*) from fct_answers where model = 'sim:noise@0.5'") > 0
+    full_refresh_equals(db, tmp_path, "new-model")
+
+    # newer answers in cells that had one: the newest answer of those cells changes
+    rows = query(db, """select question_id, model, condition, visibility, prompt_variant, format
+                        from fct_answers where model = 'sim:prospective' and is_latest_in_cell and format = 'true/false'
+                        order by response_id limit 5""")
+    replay = [{"question_id": q, "model": m, "condition": c, "visibility": v, "prompt_variant": p, "answer": "maybe"}
+              for q, m, c, v, p, _ in rows]
+    hindsight(db, "load", "responses", write_jsonl(tmp_path / "newer.jsonl", replay))
+    hindsight(db, "build", *fast)
+    newest = query(db, """select f.question_id, t.answer, f.parse_status from fct_answers f
+                          inner join fct_answer_texts t using (response_id)
+                          where f.model = 'sim:prospective' and f.is_latest_in_cell and t.answer = 'maybe'""")
+    assert len(newest) == 5 and {r[2] for r in newest} == {"invalid"}
+    full_refresh_equals(db, tmp_path, "newer-answers")
+
+    # a new judgment of a free response already scored
+    judged = query(db, """select question_id, model, condition, visibility, prompt_variant, acc from fct_answers
+                          where format = 'free response' and is_latest_in_cell and eval_target in ('accuracy', 'both')
+                          and judge_model is not null order by response_id limit 1""")[0]
+    line = {"kind": "individual", "question_id": judged[0], "model": judged[1], "condition": judged[2],
+            "visibility": judged[3], "prompt_variant": judged[4], "judge": "people:panel-1",
+            "accuracy_score": 0.5 if judged[5] != 0.5 else 1, "htr_score": 0}
+    hindsight(db, "load", "judgments", write_jsonl(tmp_path / "judgments.jsonl", [line]))
+    hindsight(db, "build", *fast)
+    rescored = query(db, """select acc, judge_model from fct_answers where question_id = ? and model = ? and condition = ?
+                            and visibility = ? and prompt_variant = ? and is_latest_in_cell""", list(judged[:5]))
+    assert rescored == [(line["accuracy_score"], "people:panel-1")]
+    full_refresh_equals(db, tmp_path, "new-judgment")
+
+
+def test_a_change_to_the_scoring_code_rescores_every_answer(demo_warehouse, tmp_path):
+    """The scoring fingerprint covers the scoring models and the parser-version macro: an edit there
+    re-scores every answer without --full-refresh (here: a bumped parser version, in a copy of the
+    project)."""
+    db = tmp_path / "w.duckdb"
+    shutil.copy(demo_warehouse[0], db)
+    answers = scalar(db, "select count(*) from fct_answers")
+    project = tmp_path / "project"
+    shutil.copytree(PROJECT, project, ignore=shutil.ignore_patterns(".venv", "target", "logs", "*.duckdb*", ".git", "reports"))
+    macro = project / "macros" / "answer_parser_version.sql"
+    macro.write_text(macro.read_text().replace("'answer-parser-1'", "'answer-parser-1-edited'"))
+    done = subprocess.run([dbt_executable(), "run", "--project-dir", str(project), "--profiles-dir", str(project)],
+                          env=cli_env(db), capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert scalar(db, "select count(*) from fct_answers where parser_version = 'answer-parser-1-edited'") == answers
