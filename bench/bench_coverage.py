@@ -16,11 +16,19 @@ often "the CI excludes 0" is claimed. Runtime: a few minutes on two cores.
 
     .venv/bin/python bench/bench_coverage.py                      # 1,000 data sets per setting
     .venv/bin/python bench/bench_coverage.py --datasets 200       # quicker look
+    .venv/bin/python bench/bench_coverage.py --cost-warehouse W.duckdb   # the estimator models per method
+
+With --cost-warehouse (a built warehouse, e.g. one bench_metrics.py or bench_refresh.py made), the two
+estimator models (int_metric_estimates, int_metric_estimates_by_eval_target) are rebuilt once per
+method with dbt and timed with dbt's own timing, against the percentile method.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -96,11 +104,38 @@ def evaluate(sums, counts, w, target: float) -> dict[str, dict[str, float]]:
     return found
 
 
+def cost(db: Path) -> dict:
+    """Seconds of the estimator models per interval method on one warehouse (best of two)."""
+    models = ["int_metric_estimates", "int_metric_estimates_by_eval_target"]
+    seconds = {}
+    for method in intervals.METHODS:
+        runs = []
+        for _ in range(2):
+            done = subprocess.run([str(Path(sys.executable).parent / "dbt"), "run", "--select", *models, "--vars",
+                                   json.dumps({"ci_method": method}), "--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT),
+                                   "--target-path", str(db.parent / "cost-target")],
+                                  env={**os.environ, "HINDSIGHT_DB": str(db)}, capture_output=True, text=True)
+            if done.returncode:
+                raise SystemExit(done.stdout[-3000:])
+            results = json.loads((db.parent / "cost-target" / "run_results.json").read_text())["results"]
+            runs.append(sum(r["execution_time"] for r in results))
+        seconds[method] = round(min(runs), 2)
+    return {"warehouse": str(db), "seconds": seconds,
+            "vs_percentile": {m: round(seconds[m] / seconds["percentile"], 2) for m in intervals.METHODS}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--datasets", type=int, default=1000)
     parser.add_argument("--replicates", type=int, default=2000)
+    parser.add_argument("--cost-warehouse", type=Path)
     args = parser.parse_args()
+    if args.cost_warehouse:
+        figures = cost(args.cost_warehouse.resolve())
+        name = f"coverage_cost_{args.cost_warehouse.parent.name}.json"
+        (PROJECT / "bench" / "results" / name).write_text(json.dumps(figures, indent=2))
+        print(json.dumps(figures, indent=2))
+        return
     rng = np.random.default_rng(20261130)
     settings = [(n, rate, icc, metric, False) for n in CASES for rate in RATES for icc in CASE_SD for metric in METRICS]
     settings += [(n, rate, icc, "delta_htr", True) for n in CASES for rate in (0.05, 0.3) for icc in CASE_SD]

@@ -28,6 +28,8 @@ from ingest.stats import bootstrap
 PROJECT = Path(__file__).resolve().parents[1]
 HINDSIGHT = [sys.executable, "-m", "ingest.cli"]
 DBT = str(Path(sys.executable).parent / "dbt")
+# the generated questions have no case narratives or TTS: the one test that needs dim_cases is left out
+BUILD = ["--exclude", "relationships_dim_questions_case_id__case_id__ref_dim_cases_"]
 
 
 def append_model(db: Path, scale: int) -> int:
@@ -91,17 +93,19 @@ def reference_seconds(db: Path, replicates: int = 2000) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--scale", type=int, default=100)
+    parser.add_argument("--reuse", type=Path, help="a warehouse this script generated and built: time the steps after the full build")
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="hindsight-refresh-"))
+    folder = args.reuse.parent if args.reuse else Path(tempfile.mkdtemp(prefix="hindsight-refresh-"))
     db = folder / "warehouse.duckdb"
     os.environ["HINDSIGHT_DB"] = str(db)
     figures: dict[str, object] = {"scale": args.scale, "cases": 171 * args.scale,
                                   "memory_limit": os.environ.get("HINDSIGHT_MEMORY_LIMIT", "4GB (default)")}
-    figures.update(generate(db, args.scale))
-    wall, rss = child(db, [*HINDSIGHT, "build"])
-    figures["full_build_seconds"], figures["full_build_peak_rss_mb"] = round(wall, 1), round(rss)
+    if not args.reuse:
+        figures.update(generate(db, args.scale))
+        wall, rss = child(db, [*HINDSIGHT, "build", *BUILD])
+        figures["full_build_seconds"], figures["full_build_peak_rss_mb"] = round(wall, 1), round(rss)
     figures["appended_answers"] = append_model(db, args.scale)
-    wall, rss = child(db, [*HINDSIGHT, "build"])
+    wall, rss = child(db, [*HINDSIGHT, "build", *BUILD])
     figures["append_build_seconds"], figures["append_build_peak_rss_mb"] = round(wall, 1), round(rss)
     wall, _ = child(db, [DBT, "run", "--select", *METRIC_MODELS, *EVAL_TARGET_MODELS,
                          "--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT)])
