@@ -11,7 +11,8 @@ multiplicity w[r, c]), so switching methods never redraws:
   adjusted levels.
 - `studentized`: the bootstrap-t over cases. Each replicate's estimate is
   pivoted by its own clustered SE (Miller's, the one agg_metrics reports);
-  the interval is estimate - t*[97.5%] se, estimate - t*[2.5%] se.
+  the interval is estimate - t*[97.5%] se, estimate - t*[2.5%] se (the percentile limits
+  where no replicate has a spread to pivot by, e.g. every value of the cell equal).
 
 A cell's estimate is a ratio of sums, sum_c S_c / sum_c N_c (a question-
 weighted mean). Replicates that drew none of a cell's cases (N = 0) are left
@@ -85,7 +86,12 @@ def studentized(estimate: np.ndarray, se: np.ndarray, replicate_estimates: np.nd
         pivots = np.where(replicate_se > 0, (replicate_estimates - estimate) / replicate_se, np.nan)
     cells = pivots.shape[1]
     t_low, t_high = quantiles(pivots, np.full(cells, ALPHA)), quantiles(pivots, np.full(cells, 1 - ALPHA))
-    return estimate - t_high * se, estimate - t_low * se
+    # no replicate with a spread (every value of the cell alike): nothing to pivot; the percentile
+    # limits are the honest answer there (the estimate itself when every value is equal)
+    fallback_low, fallback_high = percentile(replicate_estimates)
+    studentized_ok = np.isfinite(t_low) & np.isfinite(t_high) & (se > 0)
+    return (np.where(studentized_ok, estimate - t_high * se, fallback_low),
+            np.where(studentized_ok, estimate - t_low * se, fallback_high))
 
 
 def interval(method: str, estimate: np.ndarray, se: np.ndarray, replicate_estimates: np.ndarray, w: np.ndarray,

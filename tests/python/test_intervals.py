@@ -56,6 +56,15 @@ def test_each_method_equals_its_definition(data, method):
         assert found["estimate"][cell] == pytest.approx(sums[:, cell].sum() / counts[:, cell].sum())
 
 
+@pytest.mark.parametrize("method", intervals.METHODS)
+def test_a_cell_whose_values_are_all_equal_has_the_estimate_as_its_interval(data, method):
+    _, counts, w = data
+    found = bootstrap.cell_statistics(np.zeros_like(counts), counts, w, method=method)
+    assert list(found["ci_low"]) == [0.0] * 3 and list(found["ci_high"]) == [0.0] * 3
+    found = bootstrap.cell_statistics(counts.copy(), counts, w, method=method)
+    assert list(found["ci_low"]) == [1.0] * 3 and list(found["ci_high"]) == [1.0] * 3
+
+
 def test_an_unknown_method_is_refused(data):
     with pytest.raises(ValueError, match="unknown ci_method 'wald'"):
         bootstrap.cell_statistics(*data, method="wald")

@@ -10,8 +10,7 @@ with pre as (
     select
         decision_date,
         system_text,
-        user_text,
-        cast(row_number() over (order by decision_date) - 1 as integer) as date_index
+        user_text
     from {{ ref('stg_raw__hb_panel_prompts') }}
 ),
 
@@ -80,13 +79,11 @@ nodes as (
         'pre' as period,
         pre.system_text,
         pre.user_text,
-        transplant.decision_date as fake_date,
-        control.decision_date as control_fake_date
+        -- the transplant map has one home: the audit's date table
+        dates.fake_date,
+        dates.control_fake_date
     from pre
-    left join pre as transplant
-        on transplant.date_index = (pre.date_index + {{ var('hb_transplant_shift') }}) % (select count(*) from pre)
-    left join pre as control
-        on control.date_index = (pre.date_index + {{ var('hb_control_shift') }}) % (select count(*) from pre)
+    left join {{ ref('int_hb_dates') }} as dates on dates.decision_date = pre.decision_date
     union all
     select
         post.decision_date,
