@@ -80,8 +80,8 @@ def test_openai_answers_exactly_once_through_429_500_and_malformed_replies(db):
     # the malformed reply is kept with its raw text and status, and scored as invalid
     hindsight(db, "build")
     assert_dbt_passed(db)
-    kept = query(db, "select answer, response_parse_status, parse_status, provider from fct_answers "
-                     "where response_parse_status <> 'ok'")
+    kept = query(db, "select t.answer, f.response_parse_status, f.parse_status, f.provider from fct_answers f "
+                     "inner join fct_answer_texts t using (response_id) where f.response_parse_status <> 'ok'")
     assert kept == [("Sure! I think the answer is probably B.", "not_json", "invalid", "openai")]
     assert scalar(db, "select count(*) from fct_answers where model = 'openai:test-model'") == 12
     status = hindsight(db, "status").output
