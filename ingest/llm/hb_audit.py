@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 
+from ingest.config import protocol_var
 from ingest.db import fetch_dicts, register_run, require_marts
 from ingest.errors import InputError
 from ingest.llm.profiles import Overrides, SettingsResolver
@@ -28,7 +29,8 @@ from ingest.llm.simulated_auditee import AUDITEES, SimulatedAuditee
 
 TIERS = {"smoke": "in_smoke", "reduced": "in_reduced", "full-1rep": "in_full_1rep", "full": "in_full"}
 KINDS = {"arm": "hb_arm", "rec": "hb_date_probe", "lap": "hb_lap"}     # request kind -> sampling profile kind
-TRUNCATED = ("length", "max_tokens", "max_output_tokens")
+# the finish reasons that mean a reply was cut off: one home, the dbt var the staging model reads
+TRUNCATED = tuple(protocol_var("hb_truncated_finish_reasons"))
 # output tokens per call when nothing of the kind is in the ledger yet (a plan's estimate only)
 OUTPUT_PRIOR = {"arm": 2500, "rec": 30, "lap": 3}
 

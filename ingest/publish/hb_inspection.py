@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from ingest.config import protocol_var
 from ingest.db import fetch_dicts
 from ingest.errors import InputError
 from ingest.stats.hb_parsers import NEWEST_PARSER, parse_sketches
 
-TRUNCATED = ("length", "max_tokens", "max_output_tokens")
+# the finish reasons that mean a reply was cut off: one home, the dbt var the staging model reads
+TRUNCATED = tuple(protocol_var("hb_truncated_finish_reasons"))
 
 
 def parser_version(con, key: str) -> str:
