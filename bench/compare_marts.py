@@ -47,10 +47,12 @@ def compare(old: str, new: str) -> bool:
             print(f"{mart}: {'new' if not before else 'missing from the new warehouse'}")
             same &= not before
             continue
-        if before != after:
+        added = [column for column in after if column not in before]
+        if [column for column in after if column in before] != before:
             print(f"{mart}: columns differ: {sorted(set(before) ^ set(after))}")
             same = False
             continue
+        # columns the new version adds are named; the rows are compared on the ones both have
         kept = [name for name, _ in before if name not in VOLATILE]
         select = ", ".join(f'"{name}"' for name in kept)
         rows = {side: sorted((tuple(map(_value, row)) for row in
@@ -59,7 +61,8 @@ def compare(old: str, new: str) -> bool:
         skipped = [name for name, _ in before if name in VOLATILE]
         verdict = "identical" if rows["old"] == rows["new"] else "DIFFERENT"
         print(f"{mart}: {len(rows['old'])} vs {len(rows['new'])} rows, {verdict}"
-              + (f" (left out: {', '.join(skipped)})" if skipped else ""))
+              + (f" (left out: {', '.join(skipped)})" if skipped else "")
+              + (f" (new columns: {', '.join(name for name, _ in added)})" if added else ""))
         same &= rows["old"] == rows["new"]
     return same
 

@@ -23,16 +23,18 @@ def dbt_executable() -> str:
     return found
 
 
-# the incremental facts' shape; a warehouse built before they were incremental lacks this column
-INCREMENTAL_FACTS = {"fct_answers": "scored_at", "fct_answer_pairs": "scored_at"}
+# the incremental tables' shape: one built by an older version lacks the column (incremental builds
+# only append new rows, so a column every row needs comes with a rebuild from scratch)
+INCREMENTAL_FACTS = {("main", "fct_answers"): "loaded_at", ("main", "fct_answer_pairs"): "scored_at",
+                     ("intermediate", "int_answers_scored"): "loaded_at"}
 
 
 def needs_full_refresh(con) -> list[str]:
-    """The incremental facts whose stored shape predates this version: rebuilt from scratch once."""
-    columns = set(con.execute("select table_name, column_name from information_schema.columns "
-                              "where table_schema = 'main'").fetchall())
-    tables = {table for table, _ in columns}
-    return [fact for fact, column in INCREMENTAL_FACTS.items() if fact in tables and (fact, column) not in columns]
+    """The incremental tables whose stored shape predates this version: rebuilt from scratch once."""
+    columns = set(con.execute("select table_schema, table_name, column_name from information_schema.columns").fetchall())
+    tables = {(schema, table) for schema, table, _ in columns}
+    return [table for (schema, table), column in INCREMENTAL_FACTS.items()
+            if (schema, table) in tables and (schema, table, column) not in columns]
 
 
 def run_dbt(args: list[str], db: Path | None = None) -> bool:
@@ -42,7 +44,7 @@ def run_dbt(args: list[str], db: Path | None = None) -> bool:
         # create the raw tables, empty, so dbt finds every source
         stale = needs_full_refresh(con) if args and args[0] in ("build", "run") else []
     if stale and "--full-refresh" not in args:
-        print(f"hindsight: {', '.join(stale)} predate incremental facts; rebuilding them from scratch once (--full-refresh)",
+        print(f"hindsight: {', '.join(stale)} were built by an older version of the models; rebuilding them from scratch once (--full-refresh)",
               file=sys.stderr)
         args = [*args, "--full-refresh"]
     env = dict(os.environ, HINDSIGHT_DB=str(db), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="false")

@@ -3,10 +3,10 @@ int_metric_estimates_by_eval_target: one row per metric cell with its point
 estimate, case-clustered bootstrap percentile CI, Miller's clustered standard
 error, minimum detectable effect, and question, case and valid counts.
 
-It reads the per-case sums of int_metric_case_sums (their one definition),
-summed in DuckDB to a leaf grain (CELL plus the slice columns) and keyed by
-run-local 64-bit hashes of the cell and the case, so that only numbers cross
-into Python. All replicates of all leaf cells of a cohort are one matrix
+It reads the per-case sums of int_metric_case_sums (their one definition:
+a cell key, the case's index and numbers), summed in DuckDB to a leaf grain
+(CELL plus the slice columns) through the labels of int_metric_cells, so that
+only numbers are aggregated and cross into Python. All replicates of all leaf cells of a cohort are one matrix
 product of the bootstrap weights (ingest/stats/bootstrap.py: the draws of
 fct_bootstrap_samples) by the per-case sums; coarser groupings (`rollups`)
 are sums of leaf cells, so they need no second product.
@@ -23,32 +23,34 @@ STATS = ["estimate", "ci_low", "ci_high", "se_clustered", "mde_80"]
 COUNTS = ["n_questions", "n_cases", "n_valid", "n_finite_replicates"]
 
 
-def per_case_sums(session, sums: str, cases: str, slices: list[str]):
-    """Leaf cells (labels and valid counts), numbered by cohort then hash, and per (cell, case) sums.
-    The numbering joins are on integers against small tables, so only numbers reach Python."""
+def per_case_sums(session, sums: str, cells: str, slices: list[str]):
+    """Leaf cells (labels and valid counts), numbered by cohort then hash, and per (leaf cell, case) sums.
+    The case sums are numbers only (cell key, case index): the labels of the few cells map each cell
+    key to its leaf, so only numbers are aggregated and reach Python."""
     keys = ["cohort", *CELL, *slices]
-    cell_hash = f"hash({', '.join(keys)})"
+    leaf_hash = f"hash({', '.join(keys)})"
+    labelled_leaf_hash = f"hash({', '.join(f'cells.{k}' for k in keys)})"
     session.execute(f"""
         create or replace temp table bootstrap_cells as
-        select *, cast(row_number() over (order by cohort, cell_hash) - 1 as bigint) as cell_id
+        select *, cast(row_number() over (order by cohort, leaf_hash) - 1 as bigint) as cell_id
         from (
-            select {cell_hash} as cell_hash, {', '.join(f'any_value({k}) as {k}' for k in keys)},
-                sum(n_valid) as n_valid
-            from {sums} group by 1
+            select {leaf_hash} as leaf_hash, {', '.join(f'any_value({k}) as {k}' for k in keys)}
+            from {cells} group by 1
         )""")
-    labels = session.sql("select * from bootstrap_cells order by cell_id").df()
+    session.execute(f"""
+        create or replace temp table bootstrap_cell_leaves as
+        select cells.cell_key, leaves.cell_id
+        from {cells} as cells
+        inner join bootstrap_cells as leaves on leaves.leaf_hash = {labelled_leaf_hash}""")
     arrays = session.sql(f"""
-        with leaf as (
-            select {cell_hash} as cell_hash, hash(cohort, case_id) as case_hash,
-                sum(value_sum) as value_sum, sum(n_questions) as n_questions
-            from {sums} group by all
-        )
-        select cast(cells.cell_id as integer) as cell_id, cast(cases.case_index as integer) as case_index,
-            leaf.value_sum, cast(leaf.n_questions as integer) as n_questions
-        from leaf
-        inner join bootstrap_cells as cells on cells.cell_hash = leaf.cell_hash
-        inner join (select hash(cohort, case_id) as case_hash, case_index from {cases}) as cases
-            on cases.case_hash = leaf.case_hash""").fetchnumpy()
+        select cast(leaves.cell_id as integer) as cell_id, sums.case_index,
+            sum(sums.value_sum) as value_sum, cast(sum(sums.n_questions) as integer) as n_questions,
+            cast(sum(sums.n_valid) as bigint) as n_valid
+        from {sums} as sums
+        inner join bootstrap_cell_leaves as leaves on leaves.cell_key = sums.cell_key
+        group by all""").fetchnumpy()
+    labels = session.sql("select * exclude (leaf_hash) from bootstrap_cells order by cell_id").df()
+    labels["n_valid"] = np.bincount(arrays["cell_id"], weights=arrays["n_valid"], minlength=len(labels))
     return labels, arrays
 
 
@@ -92,12 +94,12 @@ def cohort_estimates(cohort, n_cases, all_labels, arrays, replicates, seed, leaf
     return frame
 
 
-def estimates(session, sums: str, cases: str, replicates: int, seed: int,
+def estimates(session, sums: str, cells: str, cases: str, replicates: int, seed: int,
               leaf: str, slices: list[str], rollups: dict[str, list[str]], method: str = "percentile") -> pd.DataFrame:
-    """The body of a metric-estimates dbt Python model. `sums` is int_metric_case_sums and `cases`
-    int_bootstrap_cases as SQL relations: the models take them with dbt.ref, which dbt only sees in
-    the model's own file, as it does dbt.config.get."""
-    labels, arrays = per_case_sums(session, sums, cases, slices)
+    """The body of a metric-estimates dbt Python model. `sums` is int_metric_case_sums, `cells`
+    int_metric_cells and `cases` int_bootstrap_cases as SQL relations: the models take them with
+    dbt.ref, which dbt only sees in the model's own file, as it does dbt.config.get."""
+    labels, arrays = per_case_sums(session, sums, cells, slices)
     sizes = dict(session.sql(f"select cohort, max(n_cases) from {cases} group by cohort").fetchall())
     frames = [cohort_estimates(cohort, int(sizes[cohort]), labels, arrays, replicates, seed, leaf, slices, rollups, method)
               for cohort in sorted(set(labels["cohort"]))]

@@ -11,10 +11,13 @@ with small_cohorts as (
 ),
 
 case_sums as (
-    select cohort, model, condition, prompt_variant, metric, visibility, case_id,
-        sum(value_sum) as value_sum, sum(n_questions) as n_questions
-    from {{ ref('int_metric_case_sums') }}
-    where cohort in (select cohort from small_cohorts)
+    select cells.cohort, cells.model, cells.condition, cells.prompt_variant, cells.metric, cells.visibility, cases.case_id,
+        sum(sums.value_sum) as value_sum, sum(sums.n_questions) as n_questions
+    from {{ ref('int_metric_case_sums') }} as sums
+    inner join {{ ref('int_metric_cells') }} as cells on cells.cell_key = sums.cell_key
+    inner join {{ ref('int_bootstrap_cases') }} as cases
+        on cases.cohort = cells.cohort and cases.case_index = sums.case_index
+    where cells.cohort in (select cohort from small_cohorts)
     group by all
 ),
 

@@ -10,8 +10,9 @@ from ingest.stats.metric_estimates import CELL, estimates
 def model(dbt, session):
     dbt.config(materialized="table")
     sums = f"({dbt.ref('int_metric_case_sums').sql_query()})"
+    cells = f"({dbt.ref('int_metric_cells').sql_query()})"
     cases = f"({dbt.ref('int_bootstrap_cases').sql_query()})"
-    return estimates(session, sums, cases, int(dbt.config.get("bootstrap_replicates")),
+    return estimates(session, sums, cells, cases, int(dbt.config.get("bootstrap_replicates")),
                      int(dbt.config.get("bootstrap_seed")),
                      method=str(dbt.config.get("ci_method")),
                      leaf="format", slices=["format", "options_type"], rollups={"overall": CELL})

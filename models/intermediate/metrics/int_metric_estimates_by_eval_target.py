@@ -11,7 +11,8 @@ def model(dbt, session):
     # runs after int_metric_estimates, never beside it: the two never hold their case matrices at once
     dbt.ref("int_metric_estimates")
     sums = f"({dbt.ref('int_metric_case_sums').sql_query()})"
+    cells = f"({dbt.ref('int_metric_cells').sql_query()})"
     cases = f"({dbt.ref('int_bootstrap_cases').sql_query()})"
-    return estimates(session, sums, cases, int(dbt.config.get("bootstrap_replicates")),
+    return estimates(session, sums, cells, cases, int(dbt.config.get("bootstrap_replicates")),
                      int(dbt.config.get("bootstrap_seed")),
                      method=str(dbt.config.get("ci_method")), leaf="eval_target", slices=["eval_target"], rollups={})

@@ -1,16 +1,19 @@
--- One row per answer text to normalise: every response, and every question's
--- reference answer and hindsight trap, through the same versioned parser.
+-- One row per distinct text to normalise for a question: every response's answer, and the
+-- question's reference answer and hindsight trap, through the same versioned parser. A text's
+-- normal form depends only on the question and the text, so each distinct pair is parsed once
+-- (at 100x the paper's cases, 0.6 M texts for 17.8 M answers); NULL reads as the empty text.
 -- true/false -> 'true' | 'false'; multiple choice -> the option letter, from
 -- the full option string, a bare or punctuated letter (B, B., (B), B)), the
 -- option text, or a punctuated letter followed by the option text; free
 -- response -> the trimmed text. Anything else is invalid.
+{{ config(materialized='table') }}
 with questions as (
     select question_id, format, correct_answer, hindsight_trap
     from {{ ref('int_questions_positioned') }}
 ),
 
-responses as (
-    select response_id, question_id, answer from {{ ref('stg_raw__responses') }}
+response_texts as (
+    select distinct question_id, coalesce(answer, '') as text from {{ ref('stg_raw__responses') }}
 ),
 
 options as (
@@ -18,20 +21,21 @@ options as (
 ),
 
 texts as (
-    select 'response' as text_kind, responses.response_id as text_key, questions.question_id, questions.format, responses.answer as text
-    from responses
-    inner join questions on questions.question_id = responses.question_id
-    union all
-    select 'reference', question_id, question_id, format, correct_answer from questions
-    union all
-    select 'trap', question_id, question_id, format, hindsight_trap from questions
-    where hindsight_trap is not null
+    select questions.question_id, questions.format, texts.text
+    from (
+        select question_id, text from response_texts
+        union
+        select question_id, coalesce(correct_answer, '') from questions
+        union
+        select question_id, hindsight_trap from questions where hindsight_trap is not null
+    ) as texts
+    inner join questions on questions.question_id = texts.question_id
 ),
 
 option_matches as (
     select
-        texts.text_kind,
-        texts.text_key,
+        texts.question_id,
+        texts.text,
         options.letter,
         options.position,
         case
@@ -49,19 +53,17 @@ option_matches as (
 
 best_option as (
     select
-        text_kind,
-        text_key,
+        question_id,
+        text,
         arg_min(letter, match_rule) as letter,
         arg_min(position, match_rule) as position
     from option_matches
     where match_rule is not null
-    group by text_kind, text_key
+    group by question_id, text
 ),
 
 final as (
     select
-        texts.text_kind,
-        texts.text_key,
         texts.question_id,
         texts.format,
         texts.text,
@@ -74,13 +76,11 @@ final as (
         best_option.position as option_position
     from texts
     left join best_option
-        on best_option.text_kind = texts.text_kind
-        and best_option.text_key = texts.text_key
+        on best_option.question_id = texts.question_id
+        and best_option.text = texts.text
 )
 
 select
-    text_kind,
-    text_key,
     question_id,
     format,
     text,

@@ -12,7 +12,7 @@
 -- option parser) or the parser version changed since it was scored (scoring_fingerprint).
 -- `hindsight build --full-refresh` rebuilds from scratch; tests/python/test_refresh.py checks that
 -- both give the same marts.
-{{ config(materialized='incremental', unique_key='response_id', incremental_strategy='delete+insert', on_schema_change='sync_all_columns') }}
+{{ config(materialized='incremental', unique_key='response_key', incremental_strategy='delete+insert', on_schema_change='sync_all_columns') }}
 {%- set nodes = graph.get('nodes', {}) if execute else {} %}
 {%- set fingerprint = local_md5(
     model.get('raw_code', '')
@@ -46,7 +46,8 @@ responses as (
 ),
 
 questions as (
-    select question_id, cohort, case_id, format, options_type, eval_target, load_id as question_load_id
+    select question_id, cohort, case_id, format, options_type, eval_target, correct_answer, hindsight_trap,
+        load_id as question_load_id
     from {{ ref('int_questions_positioned') }}
 ),
 
@@ -57,6 +58,9 @@ texts as (
 joined as (
     select
         responses.response_id,
+        -- the integer twin of response_id: a raw row's load and line, unique and stable (the joins
+        -- and the newest-answer aggregate of fct_answers run on it)
+        cast(responses.load_id as bigint) * 4294967296 + responses.line_number as response_key,
         questions.cohort,
         questions.case_id,
         responses.question_id,
@@ -76,6 +80,8 @@ joined as (
         responses.call_id,
         responses.response_parse_status,
         responses.finish_reason,
+        responses.prompt_template_version,
+        responses.response_parser_version,
         answer_text.normalised as answer_normalised,
         case when responses.response_parse_status = 'truncated' then 'truncated' else answer_text.parse_status end
             as parse_status,
@@ -92,15 +98,16 @@ joined as (
         responses.source_file,
         responses.line_number,
         responses.load_id,
+        responses.loaded_at,
         questions.question_load_id
     from responses
     inner join questions on questions.question_id = responses.question_id
     inner join texts as answer_text
-        on answer_text.text_kind = 'response' and answer_text.text_key = responses.response_id
+        on answer_text.question_id = responses.question_id and answer_text.text = coalesce(responses.answer, '')
     left join texts as reference
-        on reference.text_kind = 'reference' and reference.text_key = responses.question_id
+        on reference.question_id = responses.question_id and reference.text = coalesce(questions.correct_answer, '')
     left join texts as trap
-        on trap.text_kind = 'trap' and trap.text_key = responses.question_id
+        on trap.question_id = responses.question_id and trap.text = questions.hindsight_trap
     left join judgments on judgments.response_id = responses.response_id
 ),
 

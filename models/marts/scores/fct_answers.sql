@@ -7,7 +7,7 @@
 --
 -- Incremental: only cells with an answer scored since the last build are rewritten (every answer
 -- of such a cell, so `is_latest_in_cell` is decided over the whole cell).
-{{ config(materialized='incremental', unique_key='response_id', incremental_strategy='delete+insert', on_schema_change='fail') }}
+{{ config(materialized='incremental', unique_key='response_key', incremental_strategy='delete+insert', on_schema_change='fail') }}
 with scored as (
     select * from {{ ref('int_answers_scored') }}
 ),
@@ -34,8 +34,10 @@ newest as (
     -- one aggregate per cell, not a window over every answer
     select
         question_id, model, condition, visibility, prompt_variant, sample_index,
-        -- ordered by completeness, then load, then line (lists compare element by element)
-        arg_max(response_id, [cast(parse_status <> 'truncated' as bigint), load_id, line_number]) as newest_response_id
+        -- ordered by completeness, then load, then line: response_key is load and line in one
+        -- integer (load_id * 2^32 + line_number), and a complete answer adds 2^62 to it
+        arg_max(response_key, response_key + case when parse_status <> 'truncated' then 4611686018427387904 else 0 end)
+            as newest_response_key
     from answers
     group by question_id, model, condition, visibility, prompt_variant, sample_index
 ),
@@ -43,6 +45,7 @@ newest as (
 final as (
     select
         answers.response_id,
+        answers.response_key,
         answers.cohort,
         answers.case_id,
         answers.question_id,
@@ -66,15 +69,18 @@ final as (
         cast(answers.htr as double) as htr,
         answers.judge_model,
         answers.judgment_id,
-        newest.newest_response_id is not null as is_latest_in_cell,
+        newest.newest_response_key is not null as is_latest_in_cell,
         answers.comparison_hash,
         answers.call_id,
+        answers.prompt_template_version,
+        answers.response_parser_version,
         answers.source_file,
         cast(answers.line_number as integer) as line_number,
         cast(answers.load_id as integer) as load_id,
+        answers.loaded_at,
         answers.scored_at
     from answers
-    left join newest on newest.newest_response_id = answers.response_id
+    left join newest on newest.newest_response_key = answers.response_key
 )
 
 select * from final

@@ -1,0 +1,16 @@
+{# Integer keys of the metric cells: int_metric_case_sums stores only numbers (a cell key and a
+   case index per row), int_metric_cells the labels of each key; both compute keys with these.
+   A cell is an answer cell (model x condition x prompt_variant x visibility, 'paired' for pairs)
+   x metric x question slice (cohort x format x options_type x eval_target). DuckDB's hash is
+   stable within a build, and both tables are rebuilt by every build. #}
+{% macro metric_answer_cell_key(model, condition, prompt_variant, visibility) -%}
+    hash({{ model }}, {{ condition }}, {{ prompt_variant }}, {{ visibility }})
+{%- endmacro %}
+
+{% macro metric_slice_key(cohort, format, options_type, eval_target) -%}
+    hash({{ cohort }}, {{ format }}, coalesce({{ options_type }}, ''), {{ eval_target }})
+{%- endmacro %}
+
+{% macro metric_cell_key(answer_cell_key, metric, slice_key) -%}
+    hash({{ answer_cell_key }}, {{ metric }}, {{ slice_key }})
+{%- endmacro %}
