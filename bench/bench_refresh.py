@@ -36,7 +36,9 @@ def append_model(db: Path, scale: int) -> int:
     """One more model's answers on the first 171 cases' questions (a paper-scale model), as one new load."""
     with connect(db) as con:
         con.execute("select setseed(0.7)")
-        con.execute("""
+        # a new model each time (--reuse appends again to the same warehouse)
+        load = con.execute("select coalesce(max(load_id), 0) + 1 from raw.responses").fetchone()[0]
+        con.execute(f"""
             insert into raw.responses
             with questions as (
                 select question_id, json_extract_string(payload, '$.format') as format
@@ -48,14 +50,14 @@ def append_model(db: Path, scale: int) -> int:
                     ('2.1', 'full'), ('2.1', 'masked'), ('2.2', 'full'), ('2.2', 'masked'), ('3.1', 'full'), ('3.1', 'masked'),
                     ('3.2', 'full'), ('3.2', 'masked')) t(condition, visibility)
             )
-            select (select max(load_id) + 1 from raw.responses), 'bench-append', row_number() over (),
-                md5(question_id || 'appended' || condition || visibility || v), question_id, 'bench:appended-model',
+            select {load}, 'bench-append', row_number() over (),
+                md5(question_id || 'appended-{load}' || condition || visibility || v), question_id, 'bench:appended-model-{load}',
                 condition, visibility, v,
                 case format when 'true/false' then 'true' when 'free response' then 'text'
                     else chr(65 + cast(floor(random() * 4) as integer)) end,
-                null, '{}', now()
+                null, '{{}}', now()
             from questions, cells, (values ('standard'), ('warning')) vv(v)""")
-        return con.execute("select count(*) from raw.responses where model = 'bench:appended-model'").fetchone()[0]
+        return con.execute("select count(*) from raw.responses where load_id = ?", [load]).fetchone()[0]
 
 
 def reference_seconds(db: Path, replicates: int = 2000) -> float:

@@ -25,8 +25,7 @@ def dbt_executable() -> str:
 
 # the incremental tables' shape: one built by an older version lacks the column (incremental builds
 # only append new rows, so a column every row needs comes with a rebuild from scratch)
-INCREMENTAL_FACTS = {("main", "fct_answers"): "loaded_at", ("main", "fct_answer_pairs"): "scored_at",
-                     ("intermediate", "int_answers_scored"): "loaded_at"}
+INCREMENTAL_FACTS = {("main", "fct_answer_pairs"): "scored_at", ("intermediate", "int_answers_scored"): "is_latest_in_cell"}
 
 
 def needs_full_refresh(con) -> list[str]:

@@ -10,14 +10,18 @@ with small_cohorts as (
     having max(n_cases) <= {{ var('bootstrap_sql_check_max_cases') }}
 ),
 
+small_cells as (
+    select * from {{ ref('int_metric_cells') }}
+    where cohort in (select cohort from small_cohorts)
+),
+
 case_sums as (
     select cells.cohort, cells.model, cells.condition, cells.prompt_variant, cells.metric, cells.visibility, cases.case_id,
         sum(sums.value_sum) as value_sum, sum(sums.n_questions) as n_questions
     from {{ ref('int_metric_case_sums') }} as sums
-    inner join {{ ref('int_metric_cells') }} as cells on cells.cell_key = sums.cell_key
+    inner join small_cells as cells on cells.cell_key = sums.cell_key
     inner join {{ ref('int_bootstrap_cases') }} as cases
         on cases.cohort = cells.cohort and cases.case_index = sums.case_index
-    where cells.cohort in (select cohort from small_cohorts)
     group by all
 ),
 

@@ -6,13 +6,17 @@
 -- (pos(trap) - pos(ref)), 0, 1); the judge's score for free response. An
 -- invalid answer scores 0 on both.
 --
+-- The newest answer of a cell (question x model x condition x visibility x prompt_variant x
+-- sample; a complete reply before a truncated one) is the one metrics use (is_latest_in_cell).
+--
 -- Incremental: a score depends only on its answer, its question, its judgment and the scoring
 -- code, so a build scores only answers of new loads, answers whose judgment changed, answers of
 -- reloaded questions, and every answer when the scoring code (this model, the text normaliser, the
--- option parser) or the parser version changed since it was scored (scoring_fingerprint).
+-- option parser) or the parser version changed since it was scored (scoring_fingerprint); the
+-- cells of those answers decide their newest answer again.
 -- `hindsight build --full-refresh` rebuilds from scratch; tests/python/test_refresh.py checks that
 -- both give the same marts.
-{{ config(materialized='incremental', unique_key='response_key', incremental_strategy='delete+insert', on_schema_change='sync_all_columns') }}
+{{ config(materialized='incremental', unique_key='response_key', incremental_strategy='delete+insert', on_schema_change='fail') }}
 {%- set nodes = graph.get('nodes', {}) if execute else {} %}
 {%- set fingerprint = local_md5(
     model.get('raw_code', '')
@@ -142,8 +146,56 @@ scored as (
         '{{ fingerprint }}' as scoring_fingerprint,
         cast(now() as timestamp) as scored_at
     from joined
+),
+
+newly_scored as (
+    select * exclude (answer, evidence, reference_normalised, reference_position, trap_normalised, trap_position,
+        judge_accuracy_score, judge_htr_score, answer_position)
+    from scored
+),
+
+{%- if is_incremental() %}
+
+touched as (
+    select distinct question_id, model, condition, visibility, prompt_variant, sample_index
+    from newly_scored
+),
+
+cell_answers as (
+    -- every answer of a cell with a newly scored answer: which is newest is decided over the whole
+    -- cell (the stored ones keep their scores and scored_at)
+    select * from newly_scored
+    union all by name
+    select stored.* exclude (is_latest_in_cell)
+    from {{ this }} as stored
+    semi join touched using (question_id, model, condition, visibility, prompt_variant, sample_index)
+    anti join newly_scored using (response_key)
+),
+{%- else %}
+
+cell_answers as (
+    select * from newly_scored
+),
+{%- endif %}
+
+newest as (
+    -- one aggregate per cell, not a window over every answer
+    select
+        question_id, model, condition, visibility, prompt_variant, sample_index,
+        -- ordered by completeness, then load, then line: response_key is load and line in one
+        -- integer (load_id * 2^32 + line_number), and a complete answer adds 2^62 to it
+        arg_max(response_key, response_key + case when parse_status <> 'truncated' then 4611686018427387904 else 0 end)
+            as newest_response_key
+    from cell_answers
+    group by question_id, model, condition, visibility, prompt_variant, sample_index
+),
+
+final as (
+    select
+        cell_answers.*,
+        newest.newest_response_key is not null as is_latest_in_cell
+    from cell_answers
+    left join newest on newest.newest_response_key = cell_answers.response_key
 )
 
-select * exclude (answer, evidence, reference_normalised, reference_position, trap_normalised, trap_position,
-    judge_accuracy_score, judge_htr_score, answer_position)
-from scored
+select * from final

@@ -9,7 +9,7 @@ with questions as (
 answers as (
     select answers.*, texts.answer
     from {{ ref('fct_answers') }} as answers
-    inner join {{ ref('fct_answer_texts') }} as texts on texts.response_id = answers.response_id
+    inner join {{ ref('fct_answer_texts') }} as texts on texts.response_key = answers.response_key
     where answers.format = 'free response'
 ),
 
