@@ -32,7 +32,10 @@ replicate_estimates as (
         sum(samples.multiplicity * case_sums.value_sum)
             / nullif(sum(samples.multiplicity * case_sums.n_questions), 0) as estimate
     from case_sums
-    inner join {{ ref('fct_bootstrap_samples') }} as samples
+    inner join (
+        select * from {{ ref('fct_bootstrap_samples') }}
+        where cohort in (select cohort from small_cohorts)
+    ) as samples
         on samples.cohort = case_sums.cohort and samples.case_id = case_sums.case_id
     group by all
 ),

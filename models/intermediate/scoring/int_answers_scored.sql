@@ -49,21 +49,36 @@ responses as (
     {%- endif %}
 ),
 
-questions as (
-    select question_id, cohort, case_id, format, options_type, eval_target, correct_answer, hindsight_trap,
-        load_id as question_load_id
-    from {{ ref('int_questions_positioned') }}
-),
-
 texts as (
     select * from {{ ref('int_answer_texts_normalised') }}
+),
+
+questions as (
+    -- the reference answer and the trap normalised once per question, not once per answer
+    select
+        questions.question_id,
+        questions.cohort,
+        questions.case_id,
+        questions.format,
+        questions.options_type,
+        questions.eval_target,
+        questions.load_id as question_load_id,
+        reference.normalised as reference_normalised,
+        reference.option_position as reference_position,
+        trap.normalised as trap_normalised,
+        trap.option_position as trap_position
+    from {{ ref('int_questions_positioned') }} as questions
+    left join texts as reference
+        on reference.question_id = questions.question_id and reference.text = coalesce(questions.correct_answer, '')
+    left join texts as trap
+        on trap.question_id = questions.question_id and trap.text = questions.hindsight_trap
 ),
 
 joined as (
     select
         responses.response_id,
         -- the integer twin of response_id: a raw row's load and line, unique and stable (the joins
-        -- and the newest-answer aggregate of fct_answers run on it)
+        -- and the newest-answer aggregate run on it)
         cast(responses.load_id as bigint) * 4294967296 + responses.line_number as response_key,
         questions.cohort,
         questions.case_id,
@@ -91,10 +106,10 @@ joined as (
             as parse_status,
         answer_text.parser_version,
         answer_text.option_position as answer_position,
-        reference.normalised as reference_normalised,
-        reference.option_position as reference_position,
-        trap.normalised as trap_normalised,
-        trap.option_position as trap_position,
+        questions.reference_normalised,
+        questions.reference_position,
+        questions.trap_normalised,
+        questions.trap_position,
         judgments.judgment_id,
         judgments.judge_model,
         judgments.accuracy_score as judge_accuracy_score,
@@ -108,10 +123,6 @@ joined as (
     inner join questions on questions.question_id = responses.question_id
     inner join texts as answer_text
         on answer_text.question_id = responses.question_id and answer_text.text = coalesce(responses.answer, '')
-    left join texts as reference
-        on reference.question_id = responses.question_id and reference.text = coalesce(questions.correct_answer, '')
-    left join texts as trap
-        on trap.question_id = responses.question_id and trap.text = questions.hindsight_trap
     left join judgments on judgments.response_id = responses.response_id
 ),
 

@@ -55,8 +55,15 @@ conditions as (
     select condition, tts_source from {{ ref('conditions') }}
 ),
 
-contexts as (
-    select question_id, source, visibility, tts_json from {{ ref('int_tts_contexts_rendered') }}
+identical_contexts as (
+    -- per question and TTS source, not per pair: whether masking left the context as it was
+    select
+        question_id,
+        source,
+        coalesce(max(tts_json) filter (where visibility = 'full') = max(tts_json) filter (where visibility = 'masked'), false)
+            as identical_contexts
+    from {{ ref('int_tts_contexts_rendered') }}
+    group by question_id, source
 ),
 
 pairs as (
@@ -68,7 +75,7 @@ pairs as (
         full_answer.condition,
         full_answer.prompt_variant,
         full_answer.sample_index,
-        coalesce(full_context.tts_json = masked_context.tts_json, false) as identical_contexts,
+        coalesce(contexts.identical_contexts, false) as identical_contexts,
         full_answer.format,
         full_answer.options_type,
         full_answer.eval_target,
@@ -102,14 +109,9 @@ pairs as (
         and masked_answer.sample_index = full_answer.sample_index
         and masked_answer.visibility = 'masked'
     inner join conditions on conditions.condition = full_answer.condition
-    left join contexts as full_context
-        on full_context.question_id = full_answer.question_id
-        and full_context.source = conditions.tts_source
-        and full_context.visibility = 'full'
-    left join contexts as masked_context
-        on masked_context.question_id = full_answer.question_id
-        and masked_context.source = conditions.tts_source
-        and masked_context.visibility = 'masked'
+    left join identical_contexts as contexts
+        on contexts.question_id = full_answer.question_id
+        and contexts.source = conditions.tts_source
     left join paired_judgments
         on paired_judgments.full_response_id = full_answer.response_id
         and paired_judgments.masked_response_id = masked_answer.response_id
