@@ -25,7 +25,9 @@ def dbt_executable() -> str:
 
 # the incremental tables' shape: one built by an older version lacks the column (incremental builds
 # only append new rows, so a column every row needs comes with a rebuild from scratch)
-INCREMENTAL_FACTS = {("main", "fct_answer_pairs"): "scored_at", ("intermediate", "int_answers_scored"): "is_latest_in_cell"}
+INCREMENTAL_FACTS = {("main", "fct_answer_pairs"): "scored_at", ("intermediate", "int_answers_scored"): "is_latest_in_cell",
+                     ("intermediate", "int_metric_case_sums"): "keyed_by", ("intermediate", "int_metric_estimates"): "scored_through",
+                     ("intermediate", "int_metric_estimates_by_eval_target"): "scored_through"}
 
 
 def needs_full_refresh(con) -> list[str]:

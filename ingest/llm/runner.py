@@ -19,6 +19,7 @@ import hashlib
 import json
 import queue
 import re
+import signal
 import sys
 import threading
 import time
@@ -302,6 +303,14 @@ async def _run(con, provider, model: str, groups: dict[str, list[Job]], concurre
         raise writer.failure
 
 
+def _interruptible() -> None:
+    """A run started in the background by a shell without job control inherits SIGINT ignored (and
+    Python then installs no handler of its own): an explicit interrupt (kill -INT, Ctrl-C) still has
+    to stop it cleanly, with every reply received so far written, so that the next run resumes."""
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def run_jobs(con, provider, model: str, jobs: list[Job], settings: Settings, concurrency: int,
              write: Callable[..., str | None], batch=None) -> RunSummary:
     """Send every call not already answered, write each result as it arrives,
@@ -342,5 +351,6 @@ def run_jobs(con, provider, model: str, jobs: list[Job], settings: Settings, con
 
         run_batched(con, provider, model, jobs, pending, done, write, summary, batch)
     elif pending:
+        _interruptible()
         asyncio.run(_run(con, provider, model, pending, concurrency, write, summary))
     return summary

@@ -23,10 +23,27 @@ STATS = ["estimate", "ci_low", "ci_high", "se_clustered", "mde_80"]
 COUNTS = ["n_questions", "n_cases", "n_valid", "n_finite_replicates"]
 
 
-def per_case_sums(session, sums: str, cells: str, slices: list[str]):
+def changed_answer_cells(sums: str, this: str, replicates: int, seed: int, method: str) -> str:
+    """The answer cells (int_metric_case_sums.answer_cell_key) whose case sums changed since the
+    estimates `this` were computed: all of them when those used other bootstrap settings."""
+    return f"""
+        select distinct answer_cell_key from {sums}
+        where scored_through > (select coalesce(max(scored_through), '1970-01-01') from {this})
+            or exists (select 1 from {this} where bootstrap_replicates <> {replicates} or bootstrap_seed <> {seed}
+                       or ci_method <> '{method}')"""
+
+
+def per_case_sums(session, sums: str, cells: str, slices: list[str], only: str | None = None):
     """Leaf cells (labels and valid counts), numbered by cohort then hash, and per (leaf cell, case) sums.
     The case sums are numbers only (cell key, case index): the labels of the few cells map each cell
-    key to its leaf, so only numbers are aggregated and reach Python."""
+    key to its leaf, so only numbers are aggregated and reach Python. `only` (a query of answer cell
+    keys) restricts both to those answer cells: an incremental build estimates only what changed."""
+    if only is not None:
+        session.execute(f"create or replace temp table bootstrap_sums as select * from {sums} "
+                        f"where answer_cell_key in ({only})")
+        session.execute(f"create or replace temp table bootstrap_labels as select * from {cells} "
+                        "where cell_key in (select cell_key from bootstrap_sums)")
+        sums, cells = "bootstrap_sums", "bootstrap_labels"
     keys = ["cohort", *CELL, *slices]
     leaf_hash = f"hash({', '.join(keys)})"
     labelled_leaf_hash = f"hash({', '.join(f'cells.{k}' for k in keys)})"
@@ -51,7 +68,8 @@ def per_case_sums(session, sums: str, cells: str, slices: list[str]):
         group by all""").fetchnumpy()
     labels = session.sql("select * exclude (leaf_hash) from bootstrap_cells order by cell_id").df()
     labels["n_valid"] = np.bincount(arrays["cell_id"], weights=arrays["n_valid"], minlength=len(labels))
-    return labels, arrays
+    scored_through = session.sql(f"select max(scored_through) from {sums}").fetchall()[0][0]
+    return labels, arrays, scored_through
 
 
 def cohort_matrices(cohort, n_cases, labels, arrays, slices):
@@ -95,11 +113,15 @@ def cohort_estimates(cohort, n_cases, all_labels, arrays, replicates, seed, leaf
 
 
 def estimates(session, sums: str, cells: str, cases: str, replicates: int, seed: int,
-              leaf: str, slices: list[str], rollups: dict[str, list[str]], method: str = "percentile") -> pd.DataFrame:
+              leaf: str, slices: list[str], rollups: dict[str, list[str]], method: str = "percentile",
+              this: str | None = None) -> pd.DataFrame:
     """The body of a metric-estimates dbt Python model. `sums` is int_metric_case_sums, `cells`
     int_metric_cells and `cases` int_bootstrap_cases as SQL relations: the models take them with
-    dbt.ref, which dbt only sees in the model's own file, as it does dbt.config.get."""
-    labels, arrays = per_case_sums(session, sums, cells, slices)
+    dbt.ref, which dbt only sees in the model's own file, as it does dbt.config.get. With `this` (the
+    stored estimates of an incremental build) only the answer cells whose case sums changed since
+    are estimated; their rows replace the stored ones (unique key: cohort and answer cell)."""
+    only = changed_answer_cells(sums, this, replicates, seed, method) if this else None
+    labels, arrays, scored_through = per_case_sums(session, sums, cells, slices, only)
     sizes = dict(session.sql(f"select cohort, max(n_cases) from {cases} group by cohort").fetchall())
     frames = [cohort_estimates(cohort, int(sizes[cohort]), labels, arrays, replicates, seed, leaf, slices, rollups, method)
               for cohort in sorted(set(labels["cohort"]))]
@@ -112,7 +134,12 @@ def estimates(session, sums: str, cells: str, cases: str, replicates: int, seed:
     out[COUNTS] = out[COUNTS].astype("int64")
     if "options_type" in out:
         out["options_type"] = out["options_type"].replace("", None)
+    # typed labels: an empty or all-NULL column would otherwise create the (incremental) table with
+    # DuckDB's NULL type, into which no later label could be inserted
+    labels_out = ["grouping", "cohort", *CELL, *slices]
+    out[labels_out] = out[labels_out].astype("string")
     out["bootstrap_replicates"] = replicates
     out["bootstrap_seed"] = seed
     out["ci_method"] = method
+    out["scored_through"] = pd.Series([scored_through] * len(out), dtype="datetime64[us]")
     return out

@@ -37,6 +37,11 @@ def test_incremental_builds_equal_builds_from_scratch(demo_warehouse, tmp_path):
     hindsight(db, "build", *fast)
     assert scalar(db, "select count(*) from fct_answers where model <> 'sim:noise@0.5' and scored_at > ?", [before]) == 0
     assert scalar(db, "select count(*) from fct_answers where model = 'sim:noise@0.5'") > 0
+    # the per-case sums and the estimates of the other models are kept, not recomputed
+    for table in ("int_metric_case_sums", "int_metric_estimates", "int_metric_estimates_by_eval_target"):
+        assert scalar(db, f"select max(scored_through) from intermediate.{table}") > before
+    assert scalar(db, "select count(*) from intermediate.int_metric_estimates "
+                      "where model <> 'sim:noise@0.5' and scored_through > ?", [before]) == 0
     full_refresh_equals(db, tmp_path, "new-model")
 
     # newer answers in cells that had one: the newest answer of those cells changes
@@ -66,6 +71,12 @@ def test_incremental_builds_equal_builds_from_scratch(demo_warehouse, tmp_path):
                             and visibility = ? and prompt_variant = ? and is_latest_in_cell""", list(judged[:5]))
     assert rescored == [(line["accuracy_score"], "people:panel-1")]
     full_refresh_equals(db, tmp_path, "new-judgment")
+
+    # other bootstrap settings re-estimate every cell, and the default ones again
+    hindsight(db, "build", *fast, "--vars", "{bootstrap_replicates: 200}")
+    assert query(db, "select distinct bootstrap_replicates from agg_metrics") == [(200,)]
+    hindsight(db, "build", *fast)
+    full_refresh_equals(db, tmp_path, "bootstrap-settings")
 
 
 def test_a_change_to_the_scoring_code_rescores_every_answer(demo_warehouse, tmp_path):

@@ -138,7 +138,9 @@ def test_an_interrupted_run_resumes_with_nothing_lost_or_duplicated(db):
     with FakeLLMServer(delay=0.5) as server:
         args = [sys.executable, "-m", "ingest.cli", "answer", "--model", "openai:m", "--base-url", server.url + "/v1",
                 "--limit", "40", "--concurrency", "2", "--conditions", "1.1"]
-        child = subprocess.Popen(args, cwd=PROJECT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        # started as a shell without job control starts a background job: SIGINT ignored, inherited
+        child = subprocess.Popen(args, cwd=PROJECT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
         deadline = time.time() + 30
         while len(server.requests) < 10 and time.time() < deadline:
             time.sleep(0.05)

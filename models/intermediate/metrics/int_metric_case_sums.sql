@@ -7,9 +7,20 @@
 -- bootstrap estimator (ingest/stats/metric_estimates.py) sums it to its leaf grain, and the
 -- pure-SQL cross-check of the intervals reads it too. Only numbers are stored (a cell key and the
 -- case's index in int_bootstrap_cases): at 100x the paper's cases it has 34 M rows.
-{{ config(materialized='table') }}
-{#- a table: both estimator models (by format, by eval target) read it, and it is computed once -#}
-with questions as (
+--
+-- Incremental: a build recomputes the rows of the answer cells (model x condition x
+-- prompt_variant x visibility; 'paired' for pairs) with an answer or pair scored since the newest
+-- one it summed (scored_through), and every row when the cases' numbering or DuckDB's hash changed
+-- (keyed_by). `hindsight build --full-refresh` rebuilds it from scratch.
+{{ config(materialized='incremental', unique_key='answer_cell_key', incremental_strategy='delete+insert', on_schema_change='fail') }}
+with keying as (
+    -- what the keys mean: the case numbering and the hash they were computed under
+    select md5(version() || string_agg(cohort || '|' || case_id || '|' || case_index, ',' order by cohort, case_index))
+        as keyed_by
+    from {{ ref('int_bootstrap_cases') }}
+),
+
+questions as (
     select
         questions.question_id,
         {{ metric_slice_key('questions.cohort', 'questions.format', 'questions.options_type', 'questions.eval_target') }}
@@ -20,28 +31,68 @@ with questions as (
         on cases.cohort = questions.cohort and cases.case_id = questions.case_id
 ),
 
+answer_rows as (
+    select
+        question_id, acc, htr, parse_status, scored_at,
+        {{ metric_answer_cell_key('model', 'condition', 'prompt_variant', 'visibility') }} as answer_cell_key
+    from {{ ref('fct_answers') }}
+    where is_latest_in_cell
+),
+
+pair_rows as (
+    select
+        question_id, delta_acc, delta_htr, air, hbr, both_valid, scored_at,
+        {{ metric_answer_cell_key('model', 'condition', 'prompt_variant', "'paired'") }} as answer_cell_key
+    from {{ ref('fct_answer_pairs') }}
+),
+
+{%- if is_incremental() %}
+
+stored as (
+    select
+        coalesce(max(scored_through), '1970-01-01') as scored_through,
+        coalesce(bool_or(keyed_by <> (select keyed_by from keying)), false) as rekeyed
+    from {{ this }}
+),
+
+touched as (
+    select answer_cell_key from answer_rows
+    where scored_at > (select scored_through from stored) or (select rekeyed from stored)
+    union
+    select answer_cell_key from pair_rows
+    where scored_at > (select scored_through from stored) or (select rekeyed from stored)
+),
+{%- endif %}
+
 answers as (
     select
         question_id,
-        {{ metric_answer_cell_key('model', 'condition', 'prompt_variant', 'visibility') }} as answer_cell_key,
+        answer_cell_key,
         avg(acc) as acc,
         avg(htr) as htr,
-        bool_and(parse_status not in ('invalid', 'truncated')) as is_valid
-    from {{ ref('fct_answers') }}
-    where is_latest_in_cell
+        bool_and(parse_status not in ('invalid', 'truncated')) as is_valid,
+        max(scored_at) as scored_through
+    from answer_rows
+    {%- if is_incremental() %}
+    where answer_cell_key in (select answer_cell_key from touched)
+    {%- endif %}
     group by question_id, answer_cell_key
 ),
 
 pairs as (
     select
         question_id,
-        {{ metric_answer_cell_key('model', 'condition', 'prompt_variant', "'paired'") }} as answer_cell_key,
+        answer_cell_key,
         avg(delta_acc) as delta_acc,
         avg(delta_htr) as delta_htr,
         avg(air) as air,
         avg(hbr) as hbr,
-        bool_and(both_valid) as is_valid
-    from {{ ref('fct_answer_pairs') }}
+        bool_and(both_valid) as is_valid,
+        max(scored_at) as scored_through
+    from pair_rows
+    {%- if is_incremental() %}
+    where answer_cell_key in (select answer_cell_key from touched)
+    {%- endif %}
     group by question_id, answer_cell_key
 ),
 
@@ -51,6 +102,7 @@ question_values as (
         questions.case_index,
         answers.answer_cell_key,
         answers.is_valid,
+        answers.scored_through,
         unnest(['acc', 'htr']) as metric,
         unnest([answers.acc, answers.htr]) as value
     from answers
@@ -61,6 +113,7 @@ question_values as (
         questions.case_index,
         pairs.answer_cell_key,
         pairs.is_valid,
+        pairs.scored_through,
         unnest(['delta_acc', 'delta_htr', 'air', 'hbr']),
         unnest([pairs.delta_acc, pairs.delta_htr, pairs.air, pairs.hbr])
     from pairs
@@ -70,13 +123,16 @@ question_values as (
 final as (
     select
         {{ metric_cell_key('answer_cell_key', 'metric', 'slice_key') }} as cell_key,
+        answer_cell_key,
         case_index,
         cast(sum(value) as double) as value_sum,
         cast(count(*) as integer) as n_questions,
-        cast(count(*) filter (where is_valid) as integer) as n_valid
+        cast(count(*) filter (where is_valid) as integer) as n_valid,
+        max(scored_through) as scored_through,
+        (select keyed_by from keying) as keyed_by
     from question_values
     where value is not null
-    group by cell_key, case_index
+    group by cell_key, answer_cell_key, case_index
 )
 
 select * from final
