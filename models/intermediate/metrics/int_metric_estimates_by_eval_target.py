@@ -19,4 +19,5 @@ def model(dbt, session):
     cases = f"({dbt.ref('int_bootstrap_cases').sql_query()})"
     return estimates(session, sums, cells, cases, int(dbt.config.get("bootstrap_replicates")),
                      int(dbt.config.get("bootstrap_seed")),
-                     method=str(dbt.config.get("ci_method")), this=str(dbt.this) if dbt.is_incremental else None, leaf="eval_target", slices=["eval_target"], rollups={})
+                     method=str(dbt.config.get("ci_method")), this=str(dbt.this) if dbt.is_incremental else None,
+                     leaf="eval_target", slices=["eval_target"], rollups={})
