@@ -154,7 +154,8 @@ def main() -> None:
     figures["first_full_dbt_run_seconds"] = round(wall, 1)
     runs = []
     for _ in range(args.repeats):
-        wall, rss = dbt(db, "run", "--select", *METRIC_MODELS, *EVAL_TARGET_MODELS)
+        # from scratch: the metric models are incremental, a plain run would only estimate what changed
+        wall, rss = dbt(db, "run", "--full-refresh", "--select", *METRIC_MODELS, *EVAL_TARGET_MODELS)
         timing = model_timings()
         runs.append((sum(timing[m] for m in METRIC_MODELS), timing, rss, wall))
     best = min(runs, key=lambda r: r[0])
