@@ -101,7 +101,8 @@ def child(db: Path, command: list[str]) -> tuple[float, float]:
 
 def model_timings() -> dict[str, float]:
     results = json.loads((PROJECT / "target" / "run_results.json").read_text())["results"]
-    return {r["unique_id"].split(".")[-1]: r["execution_time"] for r in results}
+    # models by name, data tests as name.hash, unit tests as model.test
+    return {r["unique_id"].split(".", 2)[2]: r["execution_time"] for r in results}
 
 
 QUESTION_VALUES = """
