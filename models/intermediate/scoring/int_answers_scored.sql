@@ -77,9 +77,7 @@ questions as (
 joined as (
     select
         responses.response_id,
-        -- the integer twin of response_id: a raw row's load and line, unique and stable (the joins
-        -- and the newest-answer aggregate run on it)
-        cast(responses.load_id as bigint) * 4294967296 + responses.line_number as response_key,
+        responses.response_key,
         questions.cohort,
         questions.case_id,
         responses.question_id,

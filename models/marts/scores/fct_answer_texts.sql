@@ -8,7 +8,7 @@ with responses as (
 
 select
     response_id,
-    cast(load_id as bigint) * 4294967296 + line_number as response_key,
+    response_key,
     answer,
     evidence
 from responses

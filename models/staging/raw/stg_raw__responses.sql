@@ -6,6 +6,9 @@ with source as (
 final as (
     select
         response_id,
+        -- the integer twin of response_id: a raw row's load and line (unique, stable), what the big
+        -- joins and the newest-answer aggregate run on
+        cast(load_id as bigint) * 4294967296 + line_number as response_key,
         question_id,
         model,
         condition,
