@@ -7,6 +7,8 @@ and series are dodged so that 4+ models and 7 conditions stay apart.
 """
 from __future__ import annotations
 
+import textwrap
+import weakref
 from pathlib import Path
 
 import matplotlib
@@ -21,6 +23,9 @@ from ingest.config import protocol_var  # noqa: E402
 plt.rcParams.update({
     "svg.fonttype": "none", "svg.hashsalt": "hindsight-report", "font.size": 9,
     "axes.spines.top": False, "axes.spines.right": False, "axes.titlesize": 10,
+    # titles at a fixed height above the panel: matplotlib otherwise measures every axis's ticks to
+    # place each title (no panel has ticks on top)
+    "axes.titley": 1.0,
 })
 CONDITIONS = ["0", "1.1", "1.2", "2.1", "2.2", "3.1", "3.2"]
 STRICT = {"2.1", "2.2", "3.1", "3.2"}     # the masked input holds no original narrative (paper §3.6)
@@ -35,8 +40,14 @@ def condition_label(condition: str) -> str:
     return f"{condition}*" if condition in STRICT else condition
 
 
+# figures _finish laid out in inches: everything is inside the canvas, so saving needs no tight
+# bounding box (which draws the figure a second time)
+_LAID_OUT: weakref.WeakSet = weakref.WeakSet()
+
+
 def save(figure, path: Path) -> None:
-    figure.savefig(path, format="svg", bbox_inches="tight", metadata={"Date": None})
+    tight = None if figure in _LAID_OUT else "tight"
+    figure.savefig(path, format="svg", bbox_inches=tight, metadata={"Date": None})
     plt.close(figure)
 
 
@@ -91,19 +102,39 @@ def _interval_panel(ax, cells: pd.DataFrame, series: list[tuple[str, dict]], con
     if top > ceiling or marked:
         top += pad * (2.5 if marked else 1)        # room for the † above the highest bar
     ax.set_ylim(bottom, top)
-    ax.set_title(title)
+    # wrapped to the panel's width, so a long model name does not run into the next panel's title
+    ax.set_title(textwrap.fill(title, max(12, int(ax.get_position().width * ax.figure.get_figwidth() / TITLE_CHAR))))
     ax.grid(axis="y", color="#eeeeee", linewidth=0.6)
 
 
+# the grid figures' margins in inches (font size 9, titles 10): room for the y unit and tick labels
+# on the left, the x ticks and label below a panel and the next row's title above it, the suptitle;
+# fixed, rather than measured by tight_layout, which draws every text of the figure to find them
+LEFT, RIGHT, TOP, BOTTOM, WSPACE, HSPACE = 0.85, 0.15, 0.6, 0.6, 0.7, 0.95
+# average widths of a 9 pt, a 10 pt and a 7 pt character; the heights of a 10 pt and a 7 pt line
+CHAR, TITLE_CHAR, NOTE_CHAR, TITLE_LINE, NOTE_LINE = 0.075, 0.085, 0.058, 0.17, 0.13
+
+
 def _grid(rows: int, columns: int, width: float = 3.6, height: float = 2.6):
+    """Panels of width x height inches; _finish adds the legend and the note around them."""
     # no shared y: each panel sets a range that covers its own points and intervals
-    figure, axes = plt.subplots(rows, columns, figsize=(width * columns + 1.6, height * rows + 0.6), squeeze=False)
+    figure, axes = plt.subplots(rows, columns, squeeze=False,
+                                figsize=(LEFT + columns * width + (columns - 1) * WSPACE + RIGHT,
+                                         TOP + rows * height + (rows - 1) * HSPACE + BOTTOM))
     return figure, axes
 
 
 def _finish(figure, axes, title: str, note: str) -> None:
-    """Shared legend on the right, title above and note below, laid out so none overlaps a panel;
-    the unit on the first panel of each row."""
+    """Shared legend on the right, title above and note below, none over a panel: the panels keep their
+    size in inches and the canvas grows by the legend's width and the note's lines; the unit on the
+    first panel of each row."""
+    rows, columns = axes.shape
+    width, height = figure.get_size_inches()
+    panel_width = (width - LEFT - RIGHT - (columns - 1) * WSPACE) / columns
+    panel_height = (height - TOP - BOTTOM - (rows - 1) * HSPACE) / rows
+    extra = TITLE_LINE * max(ax.get_title().count("\n") for ax in axes.flat)     # wrapped panel titles
+    top, hspace = TOP + extra, HSPACE + extra
+    height += extra * rows
     for ax in axes[:, 0]:
         paired = any(marker in ax.get_title() for marker in ("Δ", "instability", "bias rate"))
         ax.set_ylabel("share of question pairs" if paired else "share of questions")
@@ -113,11 +144,21 @@ def _finish(figure, axes, title: str, note: str) -> None:
             if label not in labels:
                 handles.append(handle)
                 labels.append(label)
+    legend = (0.6 + CHAR * max(map(len, labels))) if labels else 0.0
+    width += legend
+    note = textwrap.fill(note, max(40, int((width - 0.2) / NOTE_CHAR)))
+    bottom = BOTTOM + NOTE_LINE * (note.count("\n") + 1)
+    height += bottom - BOTTOM
+    figure.set_size_inches(width, height)
+    figure.subplots_adjust(left=LEFT / width, right=(width - legend - RIGHT) / width,
+                           bottom=bottom / height, top=1 - top / height,
+                           wspace=WSPACE / panel_width, hspace=hspace / panel_height)
     if handles:
-        figure.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
-    figure.text(0.0, -0.02, note, fontsize=7, color="#555555", ha="left", va="top")
-    figure.suptitle(title, fontsize=11)
-    figure.tight_layout(rect=(0, 0, 1, 1 - 0.35 / figure.get_figheight()))
+        figure.legend(handles, labels, loc="center left", frameon=False,
+                      bbox_to_anchor=((width - legend) / width, 0.5))
+    figure.text(0.1 / width, 0.08 / height, note, fontsize=7, color="#555555", ha="left", va="bottom")
+    figure.suptitle(title, fontsize=11, y=1 - 0.12 / height, va="top")
+    _LAID_OUT.add(figure)
 
 
 NOTE = ("Points: estimates; bars: 95% case-clustered bootstrap CIs. * strict masking condition (2.x, 3.x). "

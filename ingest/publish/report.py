@@ -8,14 +8,20 @@ DIR/index.html plus DIR/figures/*.svg: no script, no network.
 """
 from __future__ import annotations
 
+import multiprocessing
+import os
 import re
+from collections.abc import Callable
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 
 import duckdb
 import jinja2
 import pandas as pd
+from matplotlib.figure import Figure
 
 from ingest.db import PROJECT_DIR, open_warehouse
 from ingest.errors import InputError
@@ -25,6 +31,7 @@ from ingest.publish.marts import public_marts
 ANALYSES = PROJECT_DIR / "analyses"
 TEMPLATE = Path(__file__).with_name("report_template.html")
 FIGURE_FILE = re.compile(r"^\d{2,}-[a-z0-9-]+\.svg$")
+FIGURE_WORKERS = max(1, len(os.sched_getaffinity(0)))
 REF = re.compile(r"\{\{\s*ref\(\s*['\"]([A-Za-z0-9_]+)['\"]\s*\)\s*\}\}")
 # Every kind of block a fully loaded warehouse shows (the browser test checks them on the demo).
 KINDS = ["overview", "terms", "figure-3", "figure-4", "figure-e7", "figure-e8", "figure-e9", "figure-f1", "figure-f2",
@@ -70,19 +77,34 @@ def analysis_sql(name: str) -> str:
     return sql
 
 
+def _draw_and_save(draw: Callable[[], Figure], path: Path) -> None:
+    figures.save(draw(), path)
+
+
 class Report:
-    def __init__(self, con: duckdb.DuckDBPyConnection, out: Path):
-        self.con, self.out = con, out
+    """The report being written: its queries run here, its figures are drawn and saved by `pool`'s
+    worker processes (matplotlib is single-threaded and the figures are independent) while the
+    queries go on; `wait` returns when every figure is on disk."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, out: Path, pool: Executor):
+        self.con, self.out, self.pool = con, out, pool
         self.figures_dir = out / "figures"
         self.count = 0
+        self.pending: list[Future] = []
+
+    def wait(self) -> None:
+        for drawing in self.pending:
+            drawing.result()        # a figure that failed fails the report, with its traceback
 
     def rows(self, name: str) -> pd.DataFrame:
         return self.con.execute(analysis_sql(name)).df()
 
-    def figure(self, kind: str, title: str, analyses: list[str], drawing, alt: str, caption: str = "") -> Block:
+    def figure(self, kind: str, title: str, analyses: list[str], draw: Callable[[], Figure], alt: str,
+               caption: str = "") -> Block:
+        """A block with the figure `draw` makes (a picklable callable: it runs in a worker process)."""
         self.count += 1
         file_name = f"{self.count:02d}-{kind}.svg"
-        figures.save(drawing, self.figures_dir / file_name)
+        self.pending.append(self.pool.submit(_draw_and_save, draw, self.figures_dir / file_name))
         return Block(kind, title, analyses, figure=file_name, alt=alt, caption=caption)
 
     def figure_or_note(self, kind: str, title: str, analysis: str, draw, alt: str, empty: str,
@@ -94,7 +116,7 @@ class Report:
             return Block(kind, title, [analysis], caption=empty)
         if nothing and nothing[0](rows):
             return Block(kind, title, [analysis], caption=nothing[1])
-        return self.figure(kind, title, [analysis], draw(rows), alt, caption(rows) if caption else "")
+        return self.figure(kind, title, [analysis], partial(draw, rows), alt, caption(rows) if caption else "")
 
 
 def _fmt(value, digits: int = 3) -> str:
@@ -164,11 +186,11 @@ def per_model_section(report: Report, standard: pd.DataFrame) -> Section:
         cohorts = sorted(mine["cohort"].unique())
         section.blocks.append(report.figure(
             "figure-3", f"Figure 3 — {model}: Acc and HTR per condition, full vs masked", ["report_metrics"],
-            figures.individual_metrics(mine, cohorts, f"{model}: Acc and HTR per input condition", VISIBILITY_SERIES),
+            partial(figures.individual_metrics, mine, cohorts, f"{model}: Acc and HTR per input condition", VISIBILITY_SERIES),
             f"Accuracy and hindsight trap rate of {model} per condition, full and masked, with 95% CIs"))
         section.blocks.append(report.figure(
             "figure-4", f"Figure 4 — {model}: ΔAcc, ΔHTR, AIR and HBR per paired condition", ["report_metrics"],
-            figures.paired_metrics(mine, cohorts, f"{model}: hindsight-bias metrics per paired condition",
+            partial(figures.paired_metrics, mine, cohorts, f"{model}: hindsight-bias metrics per paired condition",
                                    [("paired", {"visibility": "paired"})]),
             f"Paired hindsight-bias metrics of {model} with 95% CIs"))
         for cohort in cohorts:
@@ -189,7 +211,7 @@ def cross_model_section(report: Report, standard: pd.DataFrame) -> Section:
             ("figure-e8", "Figure E.8 — hindsight trap rate across models", [("htr", "full"), ("htr", "masked")]),
             ("figure-e9", "Figure E.9 — paired hindsight-bias metrics across models", PAIRED_ROWS)]:
         section.blocks.append(report.figure(kind, title, ["report_metrics"],
-                                            figures.cross_model(standard, cohorts, models, rows, title),
+                                            partial(figures.cross_model, standard, cohorts, models, rows, title),
                                             f"{title}, models as coloured series with 95% CIs"))
     return section
 
@@ -209,11 +231,11 @@ def prompt_variant_section(report: Report, metrics: pd.DataFrame) -> Section:
                   for p in ("standard", "warning") for v in ("full", "masked")]
         section.blocks.append(report.figure(
             "figure-f1", f"Figure F.1 — {model}: Acc and HTR under both prompt versions", ["report_metrics"],
-            figures.individual_metrics(mine, cohorts, f"{model}: standard vs warning prompt", series),
+            partial(figures.individual_metrics, mine, cohorts, f"{model}: standard vs warning prompt", series),
             f"Accuracy and HTR of {model} under the standard and warning prompts with 95% CIs"))
         section.blocks.append(report.figure(
             "figure-f2", f"Figure F.2 — {model}: paired metrics under both prompt versions", ["report_metrics"],
-            figures.paired_metrics(mine, cohorts, f"{model}: standard vs warning prompt",
+            partial(figures.paired_metrics, mine, cohorts, f"{model}: standard vs warning prompt",
                                    [(p, {"prompt_variant": p}) for p in ("standard", "warning")]),
             f"Paired metrics of {model} under both prompts with 95% CIs"))
     return section
@@ -242,7 +264,7 @@ def breakdown_section(report: Report) -> Section:
             mine = cells[cells["cohort"] == cohort]
             title = f"{cohort}: metrics by {label}"
             section.blocks.append(report.figure(kind, title, [name],
-                                                figures.sliced(mine, sorted(mine["model"].unique()), columns, title),
+                                                partial(figures.sliced, mine, sorted(mine["model"].unique()), columns, title),
                                                 f"{title}, with 95% CIs"))
     section.empty = None if section.blocks else NO_ANSWERS
     return section
@@ -347,12 +369,12 @@ def hindsightbench_section(report: Report) -> Section:
                                 table=_leaderboard_table(board),
                                 caption=leaderboard.FOOTNOTE + ". Sorted by E2."))
     section.blocks.append(report.figure("hb-effects", "E1, E2 and E3 per model", ["report_hb_leaderboard"],
-                                        figures.hb_effects(board), "E1, E2, E3 per model with 95% CIs"))
+                                        partial(figures.hb_effects, board), "E1, E2, E3 per model with 95% CIs"))
     months = report.rows("report_hb_lap_months")
     if not months.empty:
         section.blocks.append(report.figure(
             "hb-lap-heatmap", "Figure 3 (audit) — monthly LAP and effective cutoffs", ["report_hb_lap_months"],
-            figures.lap_heatmap(months), "Heat map of monthly LAP per model with the effective cutoff marked"))
+            partial(figures.lap_heatmap, months), "Heat map of monthly LAP per model with the effective cutoff marked"))
     return section
 
 
@@ -394,9 +416,12 @@ def write_report(db: Path, out: Path) -> Path:
         for stale in figures_dir.glob("*.svg"):     # an earlier report's figures, and nothing else of the folder
             if FIGURE_FILE.match(stale.name):
                 stale.unlink()
-        report = Report(con, out)
-        sections = clinical_sections(report) + [hindsightbench_section(report)]
-        footer = provenance(report, Path(db).resolve())
+        # spawned, not forked: the parent holds a DuckDB connection and its threads
+        with ProcessPoolExecutor(FIGURE_WORKERS, mp_context=multiprocessing.get_context("spawn")) as pool:
+            report = Report(con, out, pool)
+            sections = clinical_sections(report) + [hindsightbench_section(report)]
+            footer = provenance(report, Path(db).resolve())
+            report.wait()
     finally:
         con.close()
     analyses = sorted({name for s in sections for b in s.blocks for name in b.analyses} | {"report_provenance"})

@@ -49,3 +49,31 @@ def test_htr_is_marked_at_condition_0_and_acc_never():
     assert [t.get_text() for t in acc.texts] == [] and [t.get_text() for t in htr.texts] == ["†"]
     assert covered(acc, cells[cells["metric"] == "acc"]) and covered(htr, cells[cells["metric"] == "htr"])
     figures.plt.close(figure)
+
+
+def test_grid_figures_keep_every_text_inside_the_canvas_and_off_the_other_panels():
+    """The grid figures are laid out in inches (no tight_layout, no tight bounding box when saved): the
+    title, the note, the legend and every panel's title, ticks and labels must still fit apart."""
+    cells = pd.DataFrame([cell(metric, "paired", condition, 0.1, -0.4, 0.9, True)
+                          for metric in ("delta_acc", "delta_htr", "air", "hbr") for condition in figures.CONDITIONS[1:]])
+    cells = pd.concat([cells.assign(cohort=cohort, model=model) for cohort in ("glp1", "sepsis")
+                       for model in ("a-model-with-a-rather-long-name", "m2")])
+    cells["slice"] = "true/false"
+    drawn = [figures.paired_metrics(cells[cells["model"] == "m2"], ["glp1", "sepsis"], "a title", [("paired", {"visibility": "paired"})]),
+             figures.cross_model(cells, ["glp1", "sepsis"], ["a-model-with-a-rather-long-name", "m2"],
+                                 [("air", "paired"), ("hbr", "paired")], "another title"),
+             figures.sliced(cells[cells["cohort"] == "glp1"], ["a-model-with-a-rather-long-name", "m2"],
+                            [("air", "paired"), ("hbr", "paired")], "a third title")]
+    for figure in drawn:
+        renderer = figure.canvas.get_renderer()
+        canvas = figure.bbox
+        panels = [ax.get_tightbbox(renderer) for ax in figure.axes]
+        others = [text.get_window_extent(renderer) for text in figure.texts] + \
+                 [legend.get_window_extent(renderer) for legend in figure.legends]
+        assert len(others) == 3                     # suptitle, note, legend
+        for box in panels + others:
+            assert canvas.x0 <= box.x0 and box.x1 <= canvas.x1 and canvas.y0 <= box.y0 and box.y1 <= canvas.y1, box
+        for i, box in enumerate(panels):
+            assert not any(box.overlaps(other) for other in panels[i + 1:] + others)
+        assert not others[0].overlaps(others[1]) and not others[0].overlaps(others[2])
+        figures.plt.close(figure)

@@ -2,6 +2,7 @@
 queries read public marts only, and it fails clearly or degrades gracefully."""
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from html.parser import HTMLParser
 
 import pytest
@@ -134,7 +135,7 @@ class StubReport(report.Report):
     """The report's sections over fixed rows instead of a warehouse."""
 
     def __init__(self, out, frames: dict):
-        super().__init__(None, out)
+        super().__init__(None, out, ThreadPoolExecutor(1))
         self.frames = frames
 
     def rows(self, name):
@@ -163,5 +164,8 @@ def test_a_figure_with_nothing_to_show_is_one_line_not_empty_axes(tmp_path):
     assert cut.table.count("<tr") == 2 and "<td>2.1</td>" in cut.table      # the header and the one cell with truncations
     (tmp_path / "figures").mkdir()
     frames["report_invalid_answers"] = answers.assign(n_invalid=[1, 0], invalid_share=[0.1, 0.0])
-    drawn = {b.kind: b for b in report.quality_section(StubReport(tmp_path, frames)).blocks}["invalid-answers"]
+    stub = StubReport(tmp_path, frames)
+    drawn = {b.kind: b for b in report.quality_section(stub).blocks}["invalid-answers"]
+    stub.wait()
     assert drawn.figure and "1 of 14 answers invalid" in drawn.caption
+    assert (tmp_path / "figures" / drawn.figure).read_text().startswith("<?xml")

@@ -188,14 +188,17 @@ cell_answers as (
 {%- endif %}
 
 newest as (
-    -- one aggregate per cell, not a window over every answer
+    -- one aggregate per cell over the raw answers' keys, not a window over every scored answer (and
+    -- not a second read of the wide scored rows): ordered by completeness, then load, then line, as
+    -- response_key is load and line in one integer (load_id * 2^32 + line_number) and a complete
+    -- answer adds 2^62 to it
     select
-        question_id, model, condition, visibility, prompt_variant, sample_index,
-        -- ordered by completeness, then load, then line: response_key is load and line in one
-        -- integer (load_id * 2^32 + line_number), and a complete answer adds 2^62 to it
-        arg_max(response_key, response_key + case when parse_status <> 'truncated' then 4611686018427387904 else 0 end)
+        arg_max(response_key, response_key + case when response_parse_status = 'truncated' then 0 else 4611686018427387904 end)
             as newest_response_key
-    from cell_answers
+    from {{ ref('stg_raw__responses') }}
+    {%- if is_incremental() %}
+    semi join touched using (question_id, model, condition, visibility, prompt_variant, sample_index)
+    {%- endif %}
     group by question_id, model, condition, visibility, prompt_variant, sample_index
 ),
 

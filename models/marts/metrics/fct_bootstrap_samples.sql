@@ -25,7 +25,8 @@ replicate_stream_0 as (
         replicates.replicate,
         (cohort_stream_2.h + replicates.replicate) % {{ bootstrap_prime() }} as h
     from cohort_stream_2
-    cross join (select range as replicate from range({{ var('bootstrap_replicates') }})) as replicates
+    -- an integer from the start (not cast at the end), so a filter on replicate reaches the draws
+    cross join (select cast(range as integer) as replicate from range({{ var('bootstrap_replicates') }})) as replicates
 ),
 
 {{ bootstrap_mix_stages('replicate_stream', ['cohort', 'n_cases', 'replicate'], 2) }}
@@ -51,7 +52,7 @@ multiplicities as (
 final as (
     select
         multiplicities.cohort,
-        cast(multiplicities.replicate as integer) as replicate,
+        multiplicities.replicate,
         cases.case_id,
         cast(multiplicities.multiplicity as integer) as multiplicity
     from multiplicities

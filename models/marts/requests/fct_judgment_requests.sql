@@ -2,6 +2,10 @@
 -- judgment of every free-response answer the metrics use (each cell's newest answer), and a
 -- paired judgment of every free-response full/masked pair. The judge sees the question, the
 -- reference answer and the trap (as the paper's judge does); answering models never do.
+--
+-- A view: `hindsight judge` reads it one kind at a time, and a table would store every free-response
+-- answer's question again (5.2 M rows at 100x the paper's cases, a fifth of a full build).
+{{ config(materialized='view') }}
 with questions as (
     select * from {{ ref('dim_questions') }}
 ),

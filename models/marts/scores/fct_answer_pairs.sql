@@ -21,16 +21,13 @@ with paired_judgments as (
     qualify judge_rank = 1
 ),
 
-latest as (
-    select * from {{ ref('fct_answers') }}
-    where is_latest_in_cell and condition <> '0'
-),
-
 {%- if is_incremental() %}
 touched as (
+    -- the (narrow) keys of pairs with an answer scored since the last build
     select question_id, model, condition, prompt_variant, sample_index
-    from latest
-    where scored_at > (select coalesce(max(scored_at), '1970-01-01') from {{ this }})
+    from {{ ref('fct_answers') }}
+    where is_latest_in_cell and condition <> '0'
+        and scored_at > (select coalesce(max(scored_at), '1970-01-01') from {{ this }})
     union
     select pairs.question_id, pairs.model, pairs.condition, pairs.prompt_variant, pairs.sample_index
     from {{ this }} as pairs
@@ -39,17 +36,18 @@ touched as (
         and paired_judgments.masked_response_id = pairs.masked_response_id
     where pairs.paired_judgment_id is distinct from paired_judgments.judgment_id
 ),
-
-answers as (
-    select latest.*
-    from latest
-    semi join touched using (question_id, model, condition, prompt_variant, sample_index)
-),
-{%- else %}
-answers as (
-    select * from latest
-),
 {%- endif %}
+{%- for visibility in ['full', 'masked'] %}
+
+{{ visibility }}_answers as (
+    -- each side read once on its own, so no shared CTE of every newest answer is materialised
+    select * from {{ ref('fct_answers') }}
+    {%- if is_incremental() %}
+    semi join touched using (question_id, model, condition, prompt_variant, sample_index)
+    {%- endif %}
+    where is_latest_in_cell and condition <> '0' and visibility = '{{ visibility }}'
+),
+{%- endfor %}
 
 conditions as (
     select condition, tts_source from {{ ref('conditions') }}
@@ -100,14 +98,13 @@ pairs as (
             else case when full_answer.comparison_hash = masked_answer.comparison_hash then 0.0 else 1.0 end
         end as air,
         paired_judgments.hbr_score as judge_hbr_score
-    from answers as full_answer
-    inner join answers as masked_answer
+    from full_answers as full_answer
+    inner join masked_answers as masked_answer
         on masked_answer.question_id = full_answer.question_id
         and masked_answer.model = full_answer.model
         and masked_answer.condition = full_answer.condition
         and masked_answer.prompt_variant = full_answer.prompt_variant
         and masked_answer.sample_index = full_answer.sample_index
-        and masked_answer.visibility = 'masked'
     inner join conditions on conditions.condition = full_answer.condition
     left join identical_contexts as contexts
         on contexts.question_id = full_answer.question_id
@@ -115,7 +112,6 @@ pairs as (
     left join paired_judgments
         on paired_judgments.full_response_id = full_answer.response_id
         and paired_judgments.masked_response_id = masked_answer.response_id
-    where full_answer.visibility = 'full'
 ),
 
 targeted as (
