@@ -10,8 +10,9 @@ import sys
 
 import pytest
 
-from conftest import PROJECT, cli_env, hindsight, query, scalar, write_jsonl
+from conftest import PROJECT, cli_env, dbt_results, hindsight, query, scalar, write_jsonl
 from ingest.build import dbt_executable
+from ingest.db import connect
 
 sys.path.insert(0, str(PROJECT / "bench"))
 from compare_marts import compare  # noqa: E402
@@ -94,3 +95,23 @@ def test_a_change_to_the_scoring_code_rescores_every_answer(demo_warehouse, tmp_
                           env=cli_env(db), capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-3000:]
     assert scalar(db, "select count(*) from fct_answers where parser_version = 'answer-parser-1-edited'") == answers
+
+
+def test_the_key_tests_of_the_incremental_facts_catch_a_key_the_newest_build_repeats(demo_warehouse, tmp_path):
+    """The big facts check their keys among the rows the newest build wrote (unique_among_newest_rows):
+    a repeated key there fails the build's tests; the same check passes on the untouched warehouse."""
+    db = tmp_path / "w.duckdb"
+    shutil.copy(demo_warehouse[0], db)
+    tests = ["test", "--select", "test_name:unique_among_newest_rows"]
+    assert subprocess.run([dbt_executable(), *tests, "--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT)],
+                          env=cli_env(db), capture_output=True).returncode == 0
+    with connect(db) as con:
+        for table, newest in (("intermediate.int_answers_scored", "scored_at"), ("main.fct_answer_pairs", "scored_at"),
+                              ("intermediate.int_metric_case_sums", "scored_through")):
+            con.execute(f"insert into {table} select * from {table} where {newest} = (select max({newest}) from {table}) limit 1")
+    done = subprocess.run([dbt_executable(), *tests, "--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT)],
+                          env=cli_env(db), capture_output=True, text=True)
+    assert done.returncode != 0
+    failed = {r["unique_id"].split(".")[2].split("_", 4)[-1] for r in dbt_results(db) if r["status"] == "fail"}
+    assert failed == {"int_answers_scored_response_key__scored_at", "fct_answers_response_key__scored_at",
+                      "fct_answer_pairs_pair_id__scored_at", "int_metric_case_sums_cell_key__case_index__scored_through"}, failed
