@@ -3,14 +3,31 @@
 dbt runs in a child process: it holds its own DuckDB connection for the whole
 build, and DuckDB allows one writing process per file, so the CLI closes its
 connection first and opens the file again only after dbt has exited.
+
+What a build refreshes: everything, or only what was loaded since the last build. A build that
+ends well records in raw.builds the project's fingerprint (every file dbt reads or the Python
+models import, the dbt and DuckDB versions, and the build's own arguments) and a signature of every
+raw table (its row count and the order-free sum of its rows' hashes, so an update in place
+counts too). The next `hindsight build` with the same fingerprint runs dbt only on what lies
+downstream of the raw tables whose signature changed (`--select source:raw.T+`: their models and
+tests) and on dim_build; nothing changed, nothing runs. Another fingerprint, an explicit selection,
+`--all` or no record builds everything. Within a selection the incremental models still decide which
+rows to recompute; tests/python/test_refresh.py checks that the marts equal a build from scratch.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib.metadata import version
 from pathlib import Path
+
+import yaml
 
 from ingest.db import PROJECT_DIR, connect, warehouse_path
 
@@ -48,10 +65,118 @@ def run_dbt(args: list[str], db: Path | None = None) -> bool:
         print(f"hindsight: {', '.join(stale)} were built by an older version of the models; rebuilding them from scratch once (--full-refresh)",
               file=sys.stderr)
         args = [*args, "--full-refresh"]
+    return _dbt(args, db)
+
+
+def _dbt(args: list[str], db: Path) -> bool:
     env = dict(os.environ, HINDSIGHT_DB=str(db), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="false")
     command = [dbt_executable(), *args, "--project-dir", str(PROJECT_DIR), "--profiles-dir", str(PROJECT_DIR)]
     return subprocess.run(command, env=env, cwd=PROJECT_DIR).returncode == 0
 
 
+# what a build's result depends on besides the data: any change here rebuilds everything
+PROJECT_INPUTS = ["models", "macros", "seeds", "tests/dbt", "dbt_project.yml", "profiles.yml", "ingest"]
+# arguments that pick the nodes themselves (the build is then partial: nothing is recorded)
+SELECTING = {"--select", "-s", "--selector", "--models", "-m", "--resource-type", "--resource-types", "--inline"}
+EVERYTHING = "--all"
+
+
+@dataclass
+class Scope:
+    select: list[str] | None        # None: every node; []: nothing to do
+    fingerprint: str
+    signatures: dict[str, str]
+    record: bool                    # whether a success is the new reference for the next build
+    why: str
+
+
+def project_fingerprint(args: list[str]) -> str:
+    digest = hashlib.sha256()
+    for top in PROJECT_INPUTS:
+        path = PROJECT_DIR / top
+        files = sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts) if path.is_dir() else [path]
+        for file in files:
+            digest.update(str(file.relative_to(PROJECT_DIR)).encode() + b"\0" + file.read_bytes() + b"\0")
+    versions = [version("dbt-core"), version("dbt-duckdb"), version("duckdb")]
+    # --full-refresh rebuilds the same marts as a plain full build: it does not change what was built from
+    digest.update(json.dumps([versions, [a for a in args if a != "--full-refresh"]]).encode())
+    return digest.hexdigest()
+
+
+def raw_signatures(con) -> dict[str, str]:
+    tables = [name for (name,) in con.execute(
+        "select table_name from duckdb_tables() where schema_name = 'raw' and table_name <> 'builds' order by 1").fetchall()]
+    return {table: "{}:{}".format(*con.execute(
+        f'select count(*), coalesce(sum(hash(whole_row)), 0) from raw."{table}" as whole_row').fetchone())
+        for table in tables}
+
+
+def declared_sources() -> set[str]:
+    """The raw tables dbt declares as sources (a changed table nothing reads selects nothing)."""
+    names = set()
+    for path in (PROJECT_DIR / "models").rglob("*.yml"):
+        for source in (yaml.safe_load(path.read_text()) or {}).get("sources", []):
+            if source.get("name") == "raw":
+                names.update(table["name"] for table in source.get("tables", []))
+    return names
+
+
+def model_names() -> set[str]:
+    return {path.stem for pattern in ("*.sql", "*.py") for path in (PROJECT_DIR / "models").rglob(pattern)}
+
+
+def plan(con, args: list[str]) -> Scope:
+    """The scope of `hindsight build ARGS` on the warehouse `con` (its raw.builds and raw tables)."""
+    everything = EVERYTHING in args
+    args = [a for a in args if a != EVERYTHING]
+    fingerprint, signatures = project_fingerprint(args), raw_signatures(con)
+    if any(a.split("=")[0] in SELECTING for a in args):
+        return Scope(None, fingerprint, signatures, False, "a selection of your own")
+    last = con.execute("select fingerprint, signatures from raw.builds order by built_at desc limit 1").fetchone()
+    present = {name for (name,) in con.execute("select table_name from information_schema.tables").fetchall()}
+    missing = sorted(model_names() - present)
+    if everything or "--full-refresh" in args or last is None or last[0] != fingerprint or missing:
+        why = ("asked for" if everything or "--full-refresh" in args else "no earlier build recorded" if last is None
+               else "the project or the build's arguments changed since the last build" if last[0] != fingerprint
+               else f"models missing from the warehouse: {', '.join(missing[:5])}")
+        return Scope(None, fingerprint, signatures, True, why)
+    before = json.loads(last[1])
+    changed = sorted(t for t in signatures if before.get(t) != signatures[t])
+    read = sorted(set(changed) & declared_sources())
+    select = [f"source:raw.{t}+" for t in read] + (["dim_build"] if read else [])
+    return Scope(select, fingerprint, signatures, True,
+                 f"loaded since the last build: {', '.join(changed)}" if changed else "nothing loaded since the last build")
+
+
+def record(con, scope: Scope) -> None:
+    con.execute("insert into raw.builds values (?, ?, ?, ?)",
+                [datetime.now(timezone.utc).replace(tzinfo=None), scope.fingerprint, json.dumps(scope.signatures),
+                 "everything" if scope.select is None else " ".join(scope.select) or "nothing"])
+
+
 def build(db: Path | None = None, extra: list[str] | None = None) -> bool:
-    return run_dbt(["build", *(extra or [])], db)
+    """`dbt build` of what the data loaded since the last build touches, or of everything
+    (ingest/py); a build that ends well becomes the next one's reference."""
+    db, extra = db or warehouse_path(), list(extra or [])
+    with connect(db) as con:
+        stale = needs_full_refresh(con)
+        if stale and "--full-refresh" not in extra:
+            print(f"hindsight: {', '.join(stale)} were built by an older version of the models; rebuilding them from scratch "
+                  "once (--full-refresh)", file=sys.stderr)
+            extra.append("--full-refresh")
+        scope = plan(con, extra)
+    dbt_args = [a for a in extra if a != EVERYTHING]
+    if scope.select == []:
+        print(f"hindsight: {scope.why}: nothing to refresh (`hindsight build --all` builds everything)", file=sys.stderr)
+        return True
+    if scope.select is not None:
+        print(f"hindsight: {scope.why}; refreshing what depends on it (`hindsight build --all` builds everything)",
+              file=sys.stderr)
+        dbt_args += ["--select", *scope.select]
+    else:
+        print(f"hindsight: building everything ({scope.why})", file=sys.stderr)
+    ok = _dbt(["build", *dbt_args], db)
+    if ok and scope.record:
+        with connect(db) as con:
+            record(con, scope)
+    return ok

@@ -337,7 +337,8 @@ def report(out: Path) -> None:
 @main.command(context_settings={"ignore_unknown_options": True})
 @click.argument("dbt_args", nargs=-1, type=click.UNPROCESSED)
 def build(dbt_args: tuple[str, ...]) -> None:
-    """Run `dbt build` on the warehouse (extra arguments go to dbt)."""
+    """Run `dbt build` on the warehouse: on what was loaded since the last build, or on everything (the
+    first build, a changed project, `--all`); other arguments go to dbt."""
     from ingest.build import build as run_build
 
     sys.exit(0 if run_build(extra=list(dbt_args)) else 1)

@@ -37,6 +37,15 @@ create table if not exists raw.loads (
     loaded_at         timestamp not null
 );
 
+-- one row per `hindsight build` that ended well: what it built from (ingest/build.py), so the
+-- next build refreshes only what was loaded since
+create table if not exists raw.builds (
+    built_at          timestamp not null,
+    fingerprint       varchar not null,   -- the project's files and the build's arguments
+    signatures        json not null,      -- {raw table: row count and order-free sum of row hashes}
+    scope             varchar not null    -- everything | the dbt selection it ran
+);
+
 create table if not exists raw.narratives (
     load_id           integer not null,
     cohort            varchar not null,

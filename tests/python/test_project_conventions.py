@@ -89,7 +89,7 @@ def test_every_model_has_a_key_test(manifest):
         if node["resource_type"] != "test":
             continue
         test = node.get("test_metadata", {}).get("name")
-        if test in ("unique", "unique_combination_of_columns", "unique_among_newest_rows"):
+        if test in ("unique", "unique_combination_of_columns", "newest_keys_unique"):
             keyed.update(dep.split(".")[-1] for dep in node["depends_on"]["nodes"])
     missing = set(models(manifest)) - keyed - {"stg_raw__loads"}
     assert not missing, missing

@@ -52,7 +52,11 @@ def test_incremental_builds_equal_builds_from_scratch(demo_warehouse, tmp_path):
     replay = [{"question_id": q, "model": m, "condition": c, "visibility": v, "prompt_variant": p, "answer": "maybe"}
               for q, m, c, v, p, _ in rows]
     hindsight(db, "load", "responses", write_jsonl(tmp_path / "newer.jsonl", replay))
-    hindsight(db, "build", *fast)
+    done = hindsight(db, "build", *fast)
+    # the same project and arguments as the last build: only what depends on the new rows runs
+    assert "loaded since the last build: loads, responses" in done.stderr
+    ran = {r["unique_id"] for r in dbt_results(db)}
+    assert "model.hindsight.int_answers_scored" in ran and "model.hindsight.fct_tts_events" not in ran
     newest = query(db, """select f.question_id, t.answer, f.parse_status from fct_answers f
                           inner join fct_answer_texts t using (response_id)
                           where f.model = 'sim:prospective' and f.is_latest_in_cell and t.answer = 'maybe'""")
@@ -98,11 +102,11 @@ def test_a_change_to_the_scoring_code_rescores_every_answer(demo_warehouse, tmp_
 
 
 def test_the_key_tests_of_the_incremental_facts_catch_a_key_the_newest_build_repeats(demo_warehouse, tmp_path):
-    """The big facts check their keys among the rows the newest build wrote (unique_among_newest_rows):
+    """The big facts check their keys among the rows the newest build wrote (newest_keys_unique):
     a repeated key there fails the build's tests; the same check passes on the untouched warehouse."""
     db = tmp_path / "w.duckdb"
     shutil.copy(demo_warehouse[0], db)
-    tests = ["test", "--select", "test_name:unique_among_newest_rows"]
+    tests = ["test", "--select", "test_name:newest_keys_unique"]
     assert subprocess.run([dbt_executable(), *tests, "--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT)],
                           env=cli_env(db), capture_output=True).returncode == 0
     with connect(db) as con:

@@ -4,12 +4,12 @@
 -- exists, so the 34 M case sums at 100x carry numbers only.
 {{ config(materialized='table') }}
 with answer_cells as (
-    select distinct model, condition, prompt_variant, visibility, unnest(['acc', 'htr']) as metric
-    from {{ ref('fct_answers') }}
-    where is_latest_in_cell
+    -- distinct before the metrics are unnested: the few cells, not every answer, are multiplied
+    select model, condition, prompt_variant, visibility, unnest(['acc', 'htr']) as metric
+    from (select distinct model, condition, prompt_variant, visibility from {{ ref('fct_answers') }} where is_latest_in_cell)
     union all
-    select distinct model, condition, prompt_variant, 'paired', unnest(['delta_acc', 'delta_htr', 'air', 'hbr'])
-    from {{ ref('fct_answer_pairs') }}
+    select model, condition, prompt_variant, 'paired', unnest(['delta_acc', 'delta_htr', 'air', 'hbr'])
+    from (select distinct model, condition, prompt_variant from {{ ref('fct_answer_pairs') }})
 ),
 
 slices as (

@@ -1,0 +1,69 @@
+"""What `hindsight build` refreshes (ingest/build.py): everything the first time, after a change
+to the project or the build's arguments, with --all or --full-refresh, or when a model's relation is
+missing; otherwise only what lies downstream of the raw tables that changed since the last build that
+ended well (an update in place counts), and nothing when nothing did. The marts such a build leaves
+equal a build from scratch: tests/python/test_refresh.py."""
+from __future__ import annotations
+
+from conftest import new_warehouse
+from ingest import build as build_scope
+from ingest.db import connect
+
+
+def built(con, args=()):
+    """The scope of a build, recorded as if it had ended well."""
+    scope = build_scope.plan(con, list(args))
+    if scope.record:
+        build_scope.record(con, scope)
+    return scope
+
+
+def fake_models(con):
+    # the relations of every model, so that none counts as missing
+    con.execute("create schema if not exists scratch")
+    for name in build_scope.model_names():
+        con.execute(f'create table scratch."{name}" (x integer)')
+
+
+def test_a_build_refreshes_what_was_loaded_since_the_last_one(tmp_path):
+    db = new_warehouse(tmp_path)
+    with connect(db) as con:
+        fake_models(con)
+        first = built(con)
+        assert first.select is None and first.why == "no earlier build recorded"
+        assert built(con).select == []                           # nothing loaded since
+        con.execute("insert into raw.questions values (1, 'q.jsonl', 1, 'q-1', 'glp1', 'case-1', 'sha', '{}', now())")
+        scope = built(con)
+        assert scope.select == ["source:raw.questions+", "dim_build"] and "questions" in scope.why
+        assert built(con).select == []
+        # an update in place changes the signature too
+        con.execute("update raw.questions set payload = '{\"format\": \"true/false\"}'")
+        assert built(con).select == ["source:raw.questions+", "dim_build"]
+        # a raw table no model reads (the batch ledger) selects nothing, and its change is recorded
+        con.execute("insert into raw.batch_calls (batch_key, call_id, purpose, target_id, sample_index, context) "
+                    "values ('b', 'c', 'answer', 't', 0, '{}')")
+        unread = built(con)
+        assert unread.select == [] and "batch_calls" in unread.why
+        assert built(con).select == [] and built(con).why == "nothing loaded since the last build"
+
+
+def test_a_changed_project_arguments_or_relation_builds_everything(tmp_path, monkeypatch):
+    db = new_warehouse(tmp_path)
+    with connect(db) as con:
+        fake_models(con)
+        built(con, ["--exclude", "some_test"])
+        assert built(con, ["--exclude", "some_test"]).select == []
+        other = built(con, ["--vars", "{bootstrap_replicates: 200}"])
+        assert other.select is None and "arguments changed" in other.why
+        assert built(con, ["--all"]).select is None and built(con, ["--full-refresh"]).select is None
+        assert built(con).select == []                           # --full-refresh and --all build what a plain build does
+        partial = built(con, ["--select", "agg_metrics"])
+        assert partial.select is None and not partial.record     # your own selection: run as asked, never a reference
+        con.execute('drop table scratch."agg_metrics"')
+        missing = built(con)
+        assert missing.select is None and "agg_metrics" in missing.why
+        con.execute('create table scratch."agg_metrics" (x integer)')
+        assert built(con).select == []
+        monkeypatch.setattr(build_scope, "PROJECT_INPUTS", [*build_scope.PROJECT_INPUTS, "README.md"])
+        changed = built(con)
+        assert changed.select is None and "project" in changed.why
