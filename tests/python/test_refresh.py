@@ -102,8 +102,8 @@ def test_a_change_to_the_scoring_code_rescores_every_answer(demo_warehouse, tmp_
 
 
 def test_the_key_tests_of_the_incremental_facts_catch_a_key_the_newest_build_repeats(demo_warehouse, tmp_path):
-    """The big facts check their keys among the rows the newest build wrote (newest_keys_unique):
-    a repeated key there fails the build's tests; the same check passes on the untouched warehouse."""
+    """The big facts check the keys of the rows the newest build or load wrote (newest_keys_unique): a
+    repeated key there fails the tests; the same check passes on the untouched warehouse."""
     db = tmp_path / "w.duckdb"
     shutil.copy(demo_warehouse[0], db)
     tests = ["test", "--select", "test_name:newest_keys_unique"]
@@ -111,11 +111,13 @@ def test_the_key_tests_of_the_incremental_facts_catch_a_key_the_newest_build_rep
                           env=cli_env(db), capture_output=True).returncode == 0
     with connect(db) as con:
         for table, newest in (("intermediate.int_answers_scored", "scored_at"), ("main.fct_answer_pairs", "scored_at"),
-                              ("intermediate.int_metric_case_sums", "scored_through")):
+                              ("intermediate.int_metric_case_sums", "scored_through"), ("raw.responses", "load_id")):
             con.execute(f"insert into {table} select * from {table} where {newest} = (select max({newest}) from {table}) limit 1")
     done = subprocess.run([dbt_executable(), *tests, "--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT)],
                           env=cli_env(db), capture_output=True, text=True)
     assert done.returncode != 0
-    failed = {r["unique_id"].split(".")[2].split("_", 4)[-1] for r in dbt_results(db) if r["status"] == "fail"}
-    assert failed == {"int_answers_scored_response_key__scored_at", "fct_answers_response_key__scored_at",
-                      "fct_answer_pairs_pair_id__scored_at", "int_metric_case_sums_cell_key__case_index__scored_through"}, failed
+    failed = [r["unique_id"].split(".")[2] for r in dbt_results(db) if r["status"] == "fail"]
+    models = ["int_answers_scored", "fct_answers", "fct_answer_pairs", "int_metric_case_sums", "stg_raw__responses",
+              "fct_answer_texts"]
+    assert len(failed) == len(models) and all(any(name.startswith(f"newest_keys_unique_{m}_") for name in failed)
+                                              for m in models), failed
