@@ -14,7 +14,9 @@ in the cell, so all replicates of all cells are one matrix product W @ [S N].
 """
 from __future__ import annotations
 
+import functools
 import hashlib
+import threading
 
 import numpy as np
 
@@ -57,6 +59,23 @@ def weights(seed: int, cohort: str, n_cases: int, replicates: int, chunk: int = 
         counts = np.bincount(flat.ravel(), minlength=len(reps) * n_cases)
         out[start:start + len(reps)] = counts.reshape(len(reps), n_cases)
     return out
+
+
+_SHARED_LOCK = threading.Lock()
+
+
+@functools.lru_cache(maxsize=4)
+def _shared(seed: int, cohort: str, n_cases: int, replicates: int) -> np.ndarray:
+    w = weights(seed, cohort, n_cases, replicates)
+    w.setflags(write=False)
+    return w
+
+
+def shared_weights(seed: int, cohort: str, n_cases: int, replicates: int) -> np.ndarray:
+    """weights(), computed once per process and read-only: the two metric-estimate models run in one
+    dbt process, often at once, and draw the same replicates of the same cohorts."""
+    with _SHARED_LOCK:
+        return _shared(seed, cohort, n_cases, replicates)
 
 
 def _point_statistics(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

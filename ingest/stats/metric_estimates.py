@@ -97,7 +97,7 @@ def cohort_estimates(cohort, n_cases, all_labels, arrays, replicates, seed, leaf
         memberships.append(membership)
         frames.append(pd.DataFrame(list(group_keys), columns=keys).assign(grouping=name))
     groups = np.hstack(memberships) if memberships else None
-    stats = bootstrap.cell_statistics(value_sum, n_questions, bootstrap.weights(seed, cohort, n_cases, replicates),
+    stats = bootstrap.cell_statistics(value_sum, n_questions, bootstrap.shared_weights(seed, cohort, n_cases, replicates),
                                       groups=groups, method=method)
     frame = pd.concat(frames, ignore_index=True).reindex(columns=["grouping", *CELL, *slices]).astype(object)
     frame = frame.where(frame.notna(), None)          # the slice columns a rollup leaves out are NULL

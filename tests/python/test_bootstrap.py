@@ -70,3 +70,10 @@ def test_planted_rate_is_recovered_and_the_95_percent_ci_covers_it_about_95_perc
     # the analytic clustered SE agrees with the bootstrap spread and with the spread across repeats
     assert np.mean(ses) == pytest.approx(np.mean(boot_sds), rel=0.1)
     assert np.mean(ses) == pytest.approx(np.std(estimates), rel=0.15)
+
+
+def test_shared_weights_are_the_draws_computed_once_and_read_only():
+    shared = bootstrap.shared_weights(11, "shared", 30, 200)
+    assert np.array_equal(shared, bootstrap.weights(11, "shared", 30, 200))
+    assert bootstrap.shared_weights(11, "shared", 30, 200) is shared          # the two estimator models share it
+    assert not shared.flags.writeable
