@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -122,8 +123,11 @@ def main() -> None:
     figures["metric_models_per_model"] = {m: round(timing[m], 2) for m in METRIC_MODELS + EVAL_TARGET_MODELS}
     figures["reference_seconds"] = round(reference_seconds(db), 2)
     figures["metric_models_vs_reference"] = round(figures["metric_models_seconds"] / figures["reference_seconds"], 2)
+    # a report into a new folder draws every figure; a second one into the same folder copies them
+    shutil.rmtree(folder / "report", ignore_errors=True)
     wall, rss = child(db, [*HINDSIGHT, "report", "--out", str(folder / "report")])
     figures["report_seconds"], figures["report_peak_rss_mb"] = round(wall, 1), round(rss)
+    figures["report_again_seconds"] = round(child(db, [*HINDSIGHT, "report", "--out", str(folder / "report")])[0], 1)
     out = PROJECT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
     (out / f"refresh_scale{args.scale}.json").write_text(json.dumps(figures, indent=2))

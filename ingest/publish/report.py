@@ -8,9 +8,12 @@ DIR/index.html plus DIR/figures/*.svg: no script, no network.
 """
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
 import os
+import pickle
 import re
+import shutil
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -20,6 +23,7 @@ from pathlib import Path
 
 import duckdb
 import jinja2
+import matplotlib
 import pandas as pd
 from matplotlib.figure import Figure
 
@@ -77,24 +81,37 @@ def analysis_sql(name: str) -> str:
     return sql
 
 
-def _draw_and_save(draw: Callable[[], Figure], path: Path) -> None:
+# what a drawn figure depends on besides its rows: the drawing code and matplotlib
+DRAWING = hashlib.sha256(Path(figures.__file__).read_bytes() + matplotlib.__version__.encode()).hexdigest()
+
+
+def _draw_and_save(draw: Callable[[], Figure], path: Path, keep: Path) -> None:
     figures.save(draw(), path)
+    shutil.copyfile(path, keep)
 
 
 class Report:
     """The report being written: its queries run here, its figures are drawn and saved by `pool`'s
     worker processes (matplotlib is single-threaded and the figures are independent) while the
-    queries go on; `wait` returns when every figure is on disk."""
+    queries go on; `wait` returns when every figure is on disk. A figure drawn by an earlier report
+    into the same folder from the same rows with the same code is copied, not drawn again
+    (figures/.drawn/, keyed by a hash of the drawing call and its arguments)."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, out: Path, pool: Executor):
         self.con, self.out, self.pool = con, out, pool
         self.figures_dir = out / "figures"
+        self.drawn_dir = self.figures_dir / ".drawn"
         self.count = 0
         self.pending: list[Future] = []
+        self.used: set[str] = set()
 
     def wait(self) -> None:
+        """Every figure on disk; drawn figures this report did not use are forgotten."""
         for drawing in self.pending:
             drawing.result()        # a figure that failed fails the report, with its traceback
+        for kept in self.drawn_dir.glob("*.svg"):
+            if kept.name not in self.used:
+                kept.unlink()
 
     def rows(self, name: str) -> pd.DataFrame:
         return self.con.execute(analysis_sql(name)).df()
@@ -104,7 +121,13 @@ class Report:
         """A block with the figure `draw` makes (a picklable callable: it runs in a worker process)."""
         self.count += 1
         file_name = f"{self.count:02d}-{kind}.svg"
-        self.pending.append(self.pool.submit(_draw_and_save, draw, self.figures_dir / file_name))
+        self.drawn_dir.mkdir(parents=True, exist_ok=True)
+        keep = self.drawn_dir / f"{hashlib.sha256(DRAWING.encode() + pickle.dumps(draw)).hexdigest()}.svg"
+        self.used.add(keep.name)
+        if keep.exists():
+            shutil.copyfile(keep, self.figures_dir / file_name)
+        else:
+            self.pending.append(self.pool.submit(_draw_and_save, draw, self.figures_dir / file_name, keep))
         return Block(kind, title, analyses, figure=file_name, alt=alt, caption=caption)
 
     def figure_or_note(self, kind: str, title: str, analysis: str, draw, alt: str, empty: str,

@@ -3,6 +3,7 @@ queries read public marts only, and it fails clearly or degrades gracefully."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from html.parser import HTMLParser
 
 import pytest
@@ -12,7 +13,7 @@ from sqlglot import exp
 from conftest import assert_dbt_passed, query
 from ingest.db import connect
 from ingest.errors import InputError
-from ingest.publish import report
+from ingest.publish import figures, report
 from ingest.publish.marts import public_marts
 
 
@@ -127,8 +128,10 @@ def test_a_new_report_replaces_the_old_figures_and_keeps_other_files(demo_wareho
     shown = {line.split('"')[1].removeprefix("figures/") for line in index.read_text().splitlines()
              if '<img src="figures/' in line}
     on_disk = {p.name for p in figures_dir.iterdir()}
-    assert on_disk == shown | {"my-notes.svg"} and "99-figure-3.svg" not in on_disk
+    assert on_disk == shown | {"my-notes.svg", ".drawn"} and "99-figure-3.svg" not in on_disk
     assert not (tmp_path / "index.html.partial").exists()
+    # what the next report into this folder can copy instead of drawing: one per figure shown
+    assert len(list((figures_dir / ".drawn").glob("*.svg"))) == len(shown)
 
 
 class StubReport(report.Report):
@@ -169,3 +172,28 @@ def test_a_figure_with_nothing_to_show_is_one_line_not_empty_axes(tmp_path):
     stub.wait()
     assert drawn.figure and "1 of 14 answers invalid" in drawn.caption
     assert (tmp_path / "figures" / drawn.figure).read_text().startswith("<?xml")
+
+
+def test_a_figure_drawn_from_the_same_rows_is_reused_and_a_changed_one_redrawn(tmp_path):
+    import pandas as pd
+
+    (tmp_path / "figures").mkdir()
+    rows = pd.DataFrame({"cohort": ["c", "c", "c"], "relpos": [0.1, 0.5, 0.9]})
+    first = StubReport(tmp_path, {})
+    block = first.figure("figure-d1", "t", ["report_relpos_ecdf"], partial(figures.relpos_ecdf, rows), "alt")
+    first.wait()
+    drawn = (tmp_path / "figures" / block.figure).read_bytes()
+    assert len(first.pending) == 1 and drawn.startswith(b"<?xml")
+
+    (tmp_path / "figures" / block.figure).unlink()
+    again = StubReport(tmp_path, {})
+    same = again.figure("figure-d1", "t", ["report_relpos_ecdf"], partial(figures.relpos_ecdf, rows.copy()), "alt")
+    again.wait()
+    assert again.pending == [] and (tmp_path / "figures" / same.figure).read_bytes() == drawn     # copied, not drawn
+
+    changed = StubReport(tmp_path, {})
+    other = changed.figure("figure-d1", "t", ["report_relpos_ecdf"],
+                           partial(figures.relpos_ecdf, rows.assign(relpos=[0.2, 0.5, 0.9])), "alt")
+    changed.wait()
+    assert len(changed.pending) == 1 and (tmp_path / "figures" / other.figure).read_bytes() != drawn
+    assert len(list((tmp_path / "figures" / ".drawn").glob("*.svg"))) == 1       # the unused one is forgotten
