@@ -4,7 +4,7 @@ case), its peak memory, then appending one paper-scale model's answers (171 case
 13 cells x 2 variants = 44,460 at any S) and building again (its slowest nodes, and what the metric
 models cost in it), the metric models rebuilt from scratch against the practical limit (a DuckDB
 per-case aggregate plus a numpy matrix product on the same draws, timed in the same run), and
-`hindsight report`.
+`hindsight report` into a new folder, then again into the same one (it copies unchanged figures).
 
     .venv/bin/python bench/bench_refresh.py --scale 100
     .venv/bin/python bench/bench_refresh.py --scale 1
