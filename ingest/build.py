@@ -11,9 +11,10 @@ raw table (its row count and the order-free sum of its rows' hashes, so an updat
 counts too). The next `hindsight build` with the same fingerprint runs dbt only on what lies
 downstream of the raw tables whose signature changed (`--select source:raw.T+`: their models and
 data tests; not the unit tests, which check the unchanged code on fixed rows) and on dim_build;
-nothing changed, nothing runs. Another fingerprint, an explicit selection,
-`--all` or no record builds everything. Within a selection the incremental models still decide which
-rows to recompute; tests/python/test_refresh.py checks that the marts equal a build from scratch.
+nothing changed, nothing runs. Another fingerprint, a missing model relation, an explicit selection,
+`--all` or no record builds everything. Within a selection the incremental models still decide
+which rows to recompute; tests/python/test_refresh.py checks that the marts equal a build from
+scratch.
 """
 from __future__ import annotations
 
@@ -61,12 +62,19 @@ def run_dbt(args: list[str], db: Path | None = None) -> bool:
     db = db or warehouse_path()
     with connect(db) as con:
         # create the raw tables, empty, so dbt finds every source
-        stale = needs_full_refresh(con) if args and args[0] in ("build", "run") else []
-    if stale and "--full-refresh" not in args:
-        print(f"hindsight: {', '.join(stale)} were built by an older version of the models; rebuilding them from scratch once (--full-refresh)",
-              file=sys.stderr)
-        args = [*args, "--full-refresh"]
+        if args and args[0] in ("build", "run"):
+            args = [args[0], *refresh_stale(con, args[1:])]
     return _dbt(args, db)
+
+
+def refresh_stale(con, args: list[str]) -> list[str]:
+    """ARGS, with --full-refresh when an incremental table has the shape of an older version."""
+    stale = needs_full_refresh(con)
+    if not stale or "--full-refresh" in args:
+        return args
+    print(f"hindsight: {', '.join(stale)} were built by an older version of the models; rebuilding them from scratch "
+          "once (--full-refresh)", file=sys.stderr)
+    return [*args, "--full-refresh"]
 
 
 def _dbt(args: list[str], db: Path) -> bool:
@@ -157,15 +165,11 @@ def record(con, scope: Scope) -> None:
 
 
 def build(db: Path | None = None, extra: list[str] | None = None) -> bool:
-    """`dbt build` of what the data loaded since the last build touches, or of everything
-    (ingest/py); a build that ends well becomes the next one's reference."""
+    """`dbt build` of what the data loaded since the last build touches, or of everything (see the
+    module's docstring); a build that ends well becomes the next one's reference."""
     db, extra = db or warehouse_path(), list(extra or [])
     with connect(db) as con:
-        stale = needs_full_refresh(con)
-        if stale and "--full-refresh" not in extra:
-            print(f"hindsight: {', '.join(stale)} were built by an older version of the models; rebuilding them from scratch "
-                  "once (--full-refresh)", file=sys.stderr)
-            extra.append("--full-refresh")
+        extra = refresh_stale(con, extra)
         scope = plan(con, extra)
     dbt_args = [a for a in extra if a != EVERYTHING]
     if scope.select == []:
