@@ -85,6 +85,17 @@ def analysis_sql(name: str) -> str:
 DRAWING = hashlib.sha256(Path(figures.__file__).read_bytes() + matplotlib.__version__.encode()).hexdigest()
 
 
+def _drawing_key(draw: partial) -> str:
+    """What a figure is drawn from: the drawing function, and its arguments with each DataFrame taken
+    by its columns and rows (not its index, which shifts when another model's rows come first)."""
+    parts: list = [draw.func.__module__, draw.func.__qualname__]
+    for value in [*draw.args, *sorted(draw.keywords.items())]:
+        if isinstance(value, pd.DataFrame):
+            value = (list(value.columns), pd.util.hash_pandas_object(value, index=False).tolist())
+        parts.append(value)
+    return hashlib.sha256(DRAWING.encode() + pickle.dumps(parts)).hexdigest()
+
+
 def _draw_and_save(draw: Callable[[], Figure], path: Path, keep: Path) -> None:
     figures.save(draw(), path)
     shutil.copyfile(path, keep)
@@ -116,13 +127,12 @@ class Report:
     def rows(self, name: str) -> pd.DataFrame:
         return self.con.execute(analysis_sql(name)).df()
 
-    def figure(self, kind: str, title: str, analyses: list[str], draw: Callable[[], Figure], alt: str,
-               caption: str = "") -> Block:
-        """A block with the figure `draw` makes (a picklable callable: it runs in a worker process)."""
+    def figure(self, kind: str, title: str, analyses: list[str], draw: partial, alt: str, caption: str = "") -> Block:
+        """A block with the figure `draw` makes (a partial of a figures function: it runs in a worker process)."""
         self.count += 1
         file_name = f"{self.count:02d}-{kind}.svg"
         self.drawn_dir.mkdir(parents=True, exist_ok=True)
-        keep = self.drawn_dir / f"{hashlib.sha256(DRAWING.encode() + pickle.dumps(draw)).hexdigest()}.svg"
+        keep = self.drawn_dir / f"{_drawing_key(draw)}.svg"
         self.used.add(keep.name)
         if keep.exists():
             shutil.copyfile(keep, self.figures_dir / file_name)

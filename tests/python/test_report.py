@@ -187,7 +187,8 @@ def test_a_figure_drawn_from_the_same_rows_is_reused_and_a_changed_one_redrawn(t
 
     (tmp_path / "figures" / block.figure).unlink()
     again = StubReport(tmp_path, {})
-    same = again.figure("figure-d1", "t", ["report_relpos_ecdf"], partial(figures.relpos_ecdf, rows.copy()), "alt")
+    shifted = rows.set_axis([7, 8, 9])        # the same rows at other index labels (another model's rows came first)
+    same = again.figure("figure-d1", "t", ["report_relpos_ecdf"], partial(figures.relpos_ecdf, shifted), "alt")
     again.wait()
     assert again.pending == [] and (tmp_path / "figures" / same.figure).read_bytes() == drawn     # copied, not drawn
 
