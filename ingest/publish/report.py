@@ -106,12 +106,13 @@ class Report:
     worker processes (matplotlib is single-threaded and the figures are independent) while the
     queries go on; `wait` returns when every figure is on disk. A figure drawn by an earlier report
     into the same folder from the same rows with the same code is copied, not drawn again
-    (figures/.drawn/, keyed by a hash of the drawing call and its arguments)."""
+    (DIR/.drawn/, keyed by a hash of the drawing call and its arguments; figures/ holds exactly the
+    figures shown)."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, out: Path, pool: Executor):
         self.con, self.out, self.pool = con, out, pool
         self.figures_dir = out / "figures"
-        self.drawn_dir = self.figures_dir / ".drawn"
+        self.drawn_dir = out / ".drawn"
         self.count = 0
         self.pending: list[Future] = []
         self.used: set[str] = set()

@@ -128,10 +128,10 @@ def test_a_new_report_replaces_the_old_figures_and_keeps_other_files(demo_wareho
     shown = {line.split('"')[1].removeprefix("figures/") for line in index.read_text().splitlines()
              if '<img src="figures/' in line}
     on_disk = {p.name for p in figures_dir.iterdir()}
-    assert on_disk == shown | {"my-notes.svg", ".drawn"} and "99-figure-3.svg" not in on_disk
+    assert on_disk == shown | {"my-notes.svg"} and "99-figure-3.svg" not in on_disk
     assert not (tmp_path / "index.html.partial").exists()
     # what the next report into this folder can copy instead of drawing: one per figure shown
-    assert len(list((figures_dir / ".drawn").glob("*.svg"))) == len(shown)
+    assert len(list((tmp_path / ".drawn").glob("*.svg"))) == len(shown)
 
 
 class StubReport(report.Report):
@@ -197,4 +197,4 @@ def test_a_figure_drawn_from_the_same_rows_is_reused_and_a_changed_one_redrawn(t
                            partial(figures.relpos_ecdf, rows.assign(relpos=[0.2, 0.5, 0.9])), "alt")
     changed.wait()
     assert len(changed.pending) == 1 and (tmp_path / "figures" / other.figure).read_bytes() != drawn
-    assert len(list((tmp_path / "figures" / ".drawn").glob("*.svg"))) == 1       # the unused one is forgotten
+    assert len(list((tmp_path / ".drawn").glob("*.svg"))) == 1       # the unused one is forgotten
