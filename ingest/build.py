@@ -57,16 +57,6 @@ def needs_full_refresh(con) -> list[str]:
             if (schema, table) in tables and (schema, table, column) not in columns]
 
 
-def run_dbt(args: list[str], db: Path | None = None) -> bool:
-    """Run a dbt command against the warehouse. True on success."""
-    db = db or warehouse_path()
-    with connect(db) as con:
-        # create the raw tables, empty, so dbt finds every source
-        if args and args[0] in ("build", "run"):
-            args = [args[0], *refresh_stale(con, args[1:])]
-    return _dbt(args, db)
-
-
 def refresh_stale(con, args: list[str]) -> list[str]:
     """ARGS, with --full-refresh when an incremental table has the shape of an older version."""
     stale = needs_full_refresh(con)
@@ -139,9 +129,10 @@ def plan(con, args: list[str]) -> Scope:
     """The scope of `hindsight build ARGS` on the warehouse `con` (its raw.builds and raw tables)."""
     everything = EVERYTHING in args
     args = [a for a in args if a != EVERYTHING]
-    fingerprint, signatures = project_fingerprint(args), raw_signatures(con)
+    fingerprint = project_fingerprint(args)
     if any(a.split("=")[0] in SELECTING for a in args):
-        return Scope(None, fingerprint, signatures, False, "a selection of your own")
+        return Scope(None, fingerprint, {}, False, "your own selection, as given")     # never recorded: no signatures
+    signatures = raw_signatures(con)
     last = con.execute("select fingerprint, signatures from raw.builds order by built_at desc limit 1").fetchone()
     present = {name for (name,) in con.execute("select table_name from information_schema.tables").fetchall()}
     missing = sorted(model_names() - present)
@@ -168,7 +159,7 @@ def build(db: Path | None = None, extra: list[str] | None = None) -> bool:
     """`dbt build` of what the data loaded since the last build touches, or of everything (see the
     module's docstring); a build that ends well becomes the next one's reference."""
     db, extra = db or warehouse_path(), list(extra or [])
-    with connect(db) as con:
+    with connect(db) as con:      # creates the raw tables, empty, so dbt finds every source
         extra = refresh_stale(con, extra)
         scope = plan(con, extra)
     dbt_args = [a for a in extra if a != EVERYTHING]
@@ -182,7 +173,8 @@ def build(db: Path | None = None, extra: list[str] | None = None) -> bool:
         # passed then and cannot fail now
         dbt_args += ["--select", *scope.select, "--exclude-resource-type", "unit_test"]
     else:
-        print(f"hindsight: building everything ({scope.why})", file=sys.stderr)
+        print(f"hindsight: building everything ({scope.why})" if scope.record else f"hindsight: building {scope.why}",
+              file=sys.stderr)
     ok = _dbt(["build", *dbt_args], db)
     if ok and scope.record:
         with connect(db) as con:

@@ -113,6 +113,7 @@ class Report:
         self.con, self.out, self.pool = con, out, pool
         self.figures_dir = out / "figures"
         self.drawn_dir = out / ".drawn"
+        self.drawn_dir.mkdir(parents=True, exist_ok=True)
         self.count = 0
         self.pending: list[Future] = []
         self.used: set[str] = set()
@@ -132,7 +133,6 @@ class Report:
         """A block with the figure `draw` makes (a partial of a figures function: it runs in a worker process)."""
         self.count += 1
         file_name = f"{self.count:02d}-{kind}.svg"
-        self.drawn_dir.mkdir(parents=True, exist_ok=True)
         keep = self.drawn_dir / f"{_drawing_key(draw)}.svg"
         self.used.add(keep.name)
         if keep.exists():
