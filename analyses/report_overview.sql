@@ -8,9 +8,9 @@ questions as (
 ),
 
 answers as (
-    select cohort, count(distinct model) as n_models, count(*) as n_answers
-    from {{ ref('fct_answers') }}
-    where is_latest_in_cell
+    -- the answers the metrics use (the newest of each cell), counted by the completion mart
+    select cohort, count(distinct model) filter (where n_in_use > 0) as n_models, cast(sum(n_in_use) as bigint) as n_answers
+    from {{ ref('agg_answer_completion') }}
     group by cohort
 )
 

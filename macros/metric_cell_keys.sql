@@ -14,3 +14,12 @@
 {% macro metric_cell_key(answer_cell_key, metric, slice_key) -%}
     hash({{ answer_cell_key }}, {{ metric }}, {{ slice_key }})
 {%- endmacro %}
+
+{#- one metric's per-case sum in int_metric_case_sums: its name, the sum and counts of the questions
+    that have a value (NULL: not defined for the eval target, or not judged yet), and the newest
+    score among them -#}
+{% macro metric_case_sum(value, is_valid, scored_through) -%}
+    {'metric': '{{ value.split('.')[-1] }}', 'value_sum': sum({{ value }}), 'n_questions': count({{ value }}),
+        'n_valid': count({{ value }}) filter (where {{ is_valid }}),
+        'scored_through': max({{ scored_through }}) filter (where {{ value }} is not null)}
+{%- endmacro %}

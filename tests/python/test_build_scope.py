@@ -57,6 +57,8 @@ def test_a_changed_project_arguments_or_relation_builds_everything(tmp_path, mon
         assert other.select is None and "arguments changed" in other.why
         assert built(con, ["--all"]).select is None and built(con, ["--full-refresh"]).select is None
         assert built(con).select == []                           # --full-refresh and --all build what a plain build does
+        # how many nodes run at once changes nothing built
+        assert built(con, ["--threads", "1"]).select == [] and built(con, ["--threads=2"]).select == []
         partial = built(con, ["--select", "agg_metrics"])
         assert partial.select is None and not partial.record     # your own selection: run as asked, never a reference
         con.execute('drop table scratch."agg_metrics"')
@@ -67,3 +69,16 @@ def test_a_changed_project_arguments_or_relation_builds_everything(tmp_path, mon
         monkeypatch.setattr(build_scope, "PROJECT_INPUTS", [*build_scope.PROJECT_INPUTS, "README.md"])
         changed = built(con)
         assert changed.select is None and "project" in changed.why
+
+
+def test_a_large_warehouse_builds_one_node_at_a_time_unless_told(tmp_path, monkeypatch):
+    """Each DuckDB query uses every core: from a million answers up, dbt runs one node at a time."""
+    db = new_warehouse(tmp_path)
+    with connect(db) as con:
+        assert build_scope.node_threads(con, []) == []
+        con.execute("insert into raw.responses (load_id, source_file, line_number, response_id, question_id, model, condition, "
+                    "visibility, prompt_variant, payload, loaded_at) select 1, 'r.jsonl', range, 'r' || range, 'q', 'm', '0', "
+                    "'full', 'standard', '{}', now() from range(3)")
+        monkeypatch.setattr(build_scope, "ONE_NODE_AT_A_TIME", 3)
+        assert build_scope.node_threads(con, []) == ["--threads", "1"]
+        assert build_scope.node_threads(con, ["--threads", "2"]) == [] and build_scope.node_threads(con, ["--threads=4"]) == []

@@ -91,7 +91,15 @@ def test_every_model_has_a_key_test(manifest):
         test = node.get("test_metadata", {}).get("name")
         if test in ("unique", "unique_combination_of_columns", "newest_keys_unique"):
             keyed.update(dep.split(".")[-1] for dep in node["depends_on"]["nodes"])
-    missing = set(models(manifest)) - keyed - {"stg_raw__loads"}
+    # a view that joins its one parent's rows to rows of other models by their keys says so
+    # (meta.key_tested_on): its key is its parent's
+    inherited = {name for name, node in models(manifest).items() if node["config"].get("meta", {}).get("key_tested_on")}
+    for name in inherited:
+        node = models(manifest)[name]
+        parent = node["config"]["meta"]["key_tested_on"]
+        assert node["config"]["materialized"] == "view" and f"model.hindsight.{parent}" in node["depends_on"]["nodes"], name
+        assert parent in keyed, (name, parent)
+    missing = set(models(manifest)) - keyed - inherited - {"stg_raw__loads"}
     assert not missing, missing
 
 

@@ -35,7 +35,7 @@ answer_rows as (
     select
         question_id, acc, htr, parse_status, scored_at,
         {{ metric_answer_cell_key('model', 'condition', 'prompt_variant', 'visibility') }} as answer_cell_key
-    from {{ ref('fct_answers') }}
+    from {{ ref('int_answers_scored') }}
     where is_latest_in_cell
 ),
 
@@ -96,43 +96,42 @@ pairs as (
     group by question_id, answer_cell_key
 ),
 
-question_values as (
-    select
-        questions.slice_key,
-        questions.case_index,
-        answers.answer_cell_key,
-        answers.is_valid,
-        answers.scored_through,
-        unnest(['acc', 'htr']) as metric,
-        unnest([answers.acc, answers.htr]) as value
-    from answers
-    inner join questions on questions.question_id = answers.question_id
-    union all
-    select
-        questions.slice_key,
-        questions.case_index,
-        pairs.answer_cell_key,
-        pairs.is_valid,
-        pairs.scored_through,
-        unnest(['delta_acc', 'delta_htr', 'air', 'hbr']),
-        unnest([pairs.delta_acc, pairs.delta_htr, pairs.air, pairs.hbr])
-    from pairs
-    inner join questions on questions.question_id = pairs.question_id
+{%- set metrics = {'answers': ['acc', 'htr'], 'pairs': ['delta_acc', 'delta_htr', 'air', 'hbr']} %}
+{%- for source, names in metrics.items() %}
+
+{{ source }}_case_sums as (
+    -- summed per case before the metrics are unnested: one row per answer cell, question slice and
+    -- case carries each metric's sum, count and valid count (fewer rows to group, all keys integers)
+    select answer_cell_key, slice_key, case_index, unnest(sums, recursive := true)
+    from (
+        select
+            {{ source }}.answer_cell_key,
+            questions.slice_key,
+            questions.case_index,
+            [
+                {%- for metric in names %}
+                {{ metric_case_sum(source ~ '.' ~ metric, source ~ '.is_valid', source ~ '.scored_through') }}{{ ',' if not loop.last }}
+                {%- endfor %}
+            ] as sums
+        from {{ source }}
+        inner join questions on questions.question_id = {{ source }}.question_id
+        group by all
+    )
 ),
+{%- endfor %}
 
 final as (
     select
         {{ metric_cell_key('answer_cell_key', 'metric', 'slice_key') }} as cell_key,
         answer_cell_key,
         case_index,
-        cast(sum(value) as double) as value_sum,
-        cast(count(*) as integer) as n_questions,
-        cast(count(*) filter (where is_valid) as integer) as n_valid,
-        max(scored_through) as scored_through,
+        cast(value_sum as double) as value_sum,
+        cast(n_questions as integer) as n_questions,
+        cast(n_valid as integer) as n_valid,
+        scored_through,
         (select keyed_by from keying) as keyed_by
-    from question_values
-    where value is not null
-    group by cell_key, answer_cell_key, case_index
+    from (select * from answers_case_sums union all select * from pairs_case_sums)
+    where n_questions > 0
 )
 
 select * from final

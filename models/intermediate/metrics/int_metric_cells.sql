@@ -6,7 +6,7 @@
 with answer_cells as (
     -- distinct before the metrics are unnested: the few cells, not every answer, are multiplied
     select model, condition, prompt_variant, visibility, unnest(['acc', 'htr']) as metric
-    from (select distinct model, condition, prompt_variant, visibility from {{ ref('fct_answers') }} where is_latest_in_cell)
+    from (select distinct model, condition, prompt_variant, visibility from {{ ref('int_answers_scored') }} where is_latest_in_cell)
     union all
     select model, condition, prompt_variant, 'paired', unnest(['delta_acc', 'delta_htr', 'air', 'hbr'])
     from (select distinct model, condition, prompt_variant from {{ ref('fct_answer_pairs') }})

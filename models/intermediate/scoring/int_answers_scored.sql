@@ -8,6 +8,7 @@
 --
 -- The newest answer of a cell (question x model x condition x visibility x prompt_variant x
 -- sample; a complete reply before a truncated one) is the one metrics use (is_latest_in_cell).
+-- Narrow: the question's labels and the answer's text and provenance are joined in by fct_answers.
 --
 -- Incremental: a score depends only on its answer, its question, its judgment and the scoring
 -- code, so a build scores only answers of new loads, answers whose judgment changed, answers of
@@ -40,10 +41,11 @@ responses as (
             select question_id from {{ ref('int_questions_positioned') }}
             where load_id > (select coalesce(max(question_load_id), 0) from {{ this }})
         )
-        or response_id in (
-            select judgments.response_id
+        or response_key in (
+            select judged.response_key
             from judgments
-            left join {{ this }} as scored on scored.response_id = judgments.response_id
+            inner join {{ ref('stg_raw__responses') }} as judged on judged.response_id = judgments.response_id
+            left join {{ this }} as scored on scored.response_key = judged.response_key
             where scored.judgment_id is distinct from judgments.judgment_id
         )
     {%- endif %}
@@ -78,8 +80,6 @@ joined as (
     select
         responses.response_id,
         responses.response_key,
-        questions.cohort,
-        questions.case_id,
         responses.question_id,
         responses.model,
         responses.condition,
@@ -90,15 +90,6 @@ joined as (
         questions.options_type,
         questions.eval_target,
         responses.answer,
-        responses.evidence,
-        responses.provider,
-        responses.base_url_host,
-        responses.reported_model,
-        responses.call_id,
-        responses.response_parse_status,
-        responses.finish_reason,
-        responses.prompt_template_version,
-        responses.response_parser_version,
         answer_text.normalised as answer_normalised,
         case when responses.response_parse_status = 'truncated' then 'truncated' else answer_text.parse_status end
             as parse_status,
@@ -112,10 +103,7 @@ joined as (
         judgments.judge_model,
         judgments.accuracy_score as judge_accuracy_score,
         judgments.htr_score as judge_htr_score,
-        responses.source_file,
-        responses.line_number,
         responses.load_id,
-        responses.loaded_at,
         questions.question_load_id
     from responses
     inner join questions on questions.question_id = responses.question_id
@@ -158,8 +146,29 @@ scored as (
 ),
 
 newly_scored as (
-    select * exclude (answer, evidence, reference_normalised, reference_position, trap_normalised, trap_position,
-        judge_accuracy_score, judge_htr_score, answer_position)
+    -- what scoring decides, the cell's keys and the ids pairs carry: at 100x the paper's cases 17.8 M
+    -- rows are written, and each wide column costs seconds (fct_answers joins the rest)
+    select
+        response_id,
+        response_key,
+        question_id,
+        model,
+        condition,
+        visibility,
+        prompt_variant,
+        sample_index,
+        answer_normalised,
+        parse_status,
+        parser_version,
+        acc,
+        htr,
+        comparison_hash,
+        judgment_id,
+        judge_model,
+        load_id,
+        question_load_id,
+        scoring_fingerprint,
+        scored_at
     from scored
 ),
 

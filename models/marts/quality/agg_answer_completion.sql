@@ -2,7 +2,10 @@
 -- limit (truncated), counted apart from answers that did not parse, and how many of the answers the
 -- metrics use are still truncated (`hindsight answer --retry-truncated --max-tokens N` re-asks those).
 with answers as (
-    select * from {{ ref('fct_answers') }}
+    -- the narrow scored table and the question's cohort (fct_answers would join every answer's provenance)
+    select answers.*, questions.cohort
+    from {{ ref('int_answers_scored') }} as answers
+    inner join {{ ref('int_questions_positioned') }} as questions on questions.question_id = answers.question_id
 ),
 
 final as (

@@ -11,10 +11,13 @@ with questions as (
 ),
 
 answers as (
+    -- the free-response answers, from the narrow scored table (fct_answers would join every
+    -- answer's provenance)
     select answers.*, texts.answer
-    from {{ ref('fct_answers') }} as answers
+    from {{ ref('int_answers_scored') }} as answers
+    inner join {{ ref('int_questions_positioned') }} as free_response
+        on free_response.question_id = answers.question_id and free_response.format = 'free response'
     inner join {{ ref('fct_answer_texts') }} as texts on texts.response_key = answers.response_key
-    where answers.format = 'free response'
 ),
 
 individual as (
@@ -33,7 +36,7 @@ individual as (
         cast(null as varchar) as full_answer,
         cast(null as varchar) as masked_answer
     from answers
-    where answers.format = 'free response' and answers.is_latest_in_cell
+    where answers.is_latest_in_cell
 ),
 
 paired as (

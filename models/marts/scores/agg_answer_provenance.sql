@@ -2,7 +2,23 @@
 -- versions: where the stored answers came from (runner or replayed file), and
 -- which prompt template and parsers turned them into scores.
 with answers as (
-    select * from {{ ref('fct_answers') }}
+    -- the scored answers with their question's cohort and their raw row's provenance, joined here
+    -- (fct_answers joins every answer's provenance through a grouping, for its readers that need none)
+    select
+        scored.model,
+        scored.prompt_variant,
+        scored.parser_version,
+        scored.parse_status,
+        questions.cohort,
+        responses.provider,
+        responses.base_url_host,
+        responses.prompt_template_version,
+        responses.response_parser_version,
+        responses.reported_model,
+        responses.loaded_at
+    from {{ ref('int_answers_scored') }} as scored
+    inner join {{ ref('stg_raw__responses') }} as responses on responses.response_key = scored.response_key
+    inner join {{ ref('int_questions_positioned') }} as questions on questions.question_id = scored.question_id
 ),
 
 final as (

@@ -25,7 +25,7 @@ with paired_judgments as (
 touched as (
     -- the (narrow) keys of pairs with an answer scored since the last build
     select question_id, model, condition, prompt_variant, sample_index
-    from {{ ref('fct_answers') }}
+    from {{ ref('int_answers_scored') }}
     where is_latest_in_cell and condition <> '0'
         and scored_at > (select coalesce(max(scored_at), '1970-01-01') from {{ this }})
     union
@@ -40,8 +40,9 @@ touched as (
 {%- for visibility in ['full', 'masked'] %}
 
 {{ visibility }}_answers as (
-    -- each side read once on its own, so no shared CTE of every newest answer is materialised
-    select * from {{ ref('fct_answers') }}
+    -- each side read once on its own, so no shared CTE of every newest answer is materialised; from
+    -- the narrow scored table (fct_answers would join every answer's provenance)
+    select * from {{ ref('int_answers_scored') }}
     {%- if is_incremental() %}
     semi join touched using (question_id, model, condition, prompt_variant, sample_index)
     {%- endif %}
@@ -51,6 +52,10 @@ touched as (
 
 conditions as (
     select condition, tts_source from {{ ref('conditions') }}
+),
+
+questions as (
+    select question_id, cohort, case_id, format, options_type, eval_target from {{ ref('int_questions_positioned') }}
 ),
 
 identical_contexts as (
@@ -66,17 +71,17 @@ identical_contexts as (
 
 pairs as (
     select
-        full_answer.cohort,
-        full_answer.case_id,
+        questions.cohort,
+        questions.case_id,
         full_answer.question_id,
         full_answer.model,
         full_answer.condition,
         full_answer.prompt_variant,
         full_answer.sample_index,
         coalesce(contexts.identical_contexts, false) as identical_contexts,
-        full_answer.format,
-        full_answer.options_type,
-        full_answer.eval_target,
+        questions.format,
+        questions.options_type,
+        questions.eval_target,
         full_answer.response_id as full_response_id,
         masked_answer.response_id as masked_response_id,
         full_answer.parse_status not in ('invalid', 'truncated')
@@ -84,15 +89,15 @@ pairs as (
         paired_judgments.judge_model as paired_judge_model,
         paired_judgments.judgment_id as paired_judgment_id,
         greatest(full_answer.scored_at, masked_answer.scored_at) as scored_at,
-        case when full_answer.format = 'free response'
+        case when questions.format = 'free response'
             then coalesce(paired_judgments.full_accuracy_score, full_answer.acc) else full_answer.acc end as acc_full,
-        case when full_answer.format = 'free response'
+        case when questions.format = 'free response'
             then coalesce(paired_judgments.masked_accuracy_score, masked_answer.acc) else masked_answer.acc end as acc_masked,
-        case when full_answer.format = 'free response'
+        case when questions.format = 'free response'
             then coalesce(paired_judgments.full_htr_score, full_answer.htr) else full_answer.htr end as htr_full,
-        case when full_answer.format = 'free response'
+        case when questions.format = 'free response'
             then coalesce(paired_judgments.masked_htr_score, masked_answer.htr) else masked_answer.htr end as htr_masked,
-        case when full_answer.format = 'free response'
+        case when questions.format = 'free response'
             then case when paired_judgments.full_equals_masked then 0.0
                       when not paired_judgments.full_equals_masked then 1.0 end
             else case when full_answer.comparison_hash = masked_answer.comparison_hash then 0.0 else 1.0 end
@@ -105,6 +110,7 @@ pairs as (
         and masked_answer.condition = full_answer.condition
         and masked_answer.prompt_variant = full_answer.prompt_variant
         and masked_answer.sample_index = full_answer.sample_index
+    inner join questions on questions.question_id = full_answer.question_id
     inner join conditions on conditions.condition = full_answer.condition
     left join identical_contexts as contexts
         on contexts.question_id = full_answer.question_id
