@@ -104,7 +104,7 @@ def main() -> None:
     db = folder / "warehouse.duckdb"
     os.environ["HINDSIGHT_DB"] = str(db)
     figures: dict[str, object] = {"scale": args.scale, "cases": 171 * args.scale,
-                                  "memory_limit": os.environ.get("HINDSIGHT_MEMORY_LIMIT", "4GB (default)")}
+                                  "memory_limit": os.environ.get("HINDSIGHT_MEMORY_LIMIT", "3GB (default)")}
     if not args.reuse:
         figures.update(generate(db, args.scale))
         wall, rss = child(db, [*HINDSIGHT, "build", *BUILD])

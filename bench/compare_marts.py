@@ -18,7 +18,7 @@ import duckdb
 
 from ingest.publish.marts import public_marts
 
-VOLATILE = {"built_at", "dbt_invocation_id", "dbt_version", "loaded_at", "first_loaded_at", "last_loaded_at", "scored_at"}
+VOLATILE = {"built_at", "dbt_invocation_id", "dbt_version", "loaded_at", "first_loaded_at", "last_loaded_at", "scored_at", "scored_through"}
 CORPUS = re.compile(r"^.*(demo_corpus|demo/corpus)/")
 
 

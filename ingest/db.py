@@ -464,13 +464,13 @@ def lock_wait() -> float:
 
 
 MEMORY_LIMIT_ENV, TEMP_DIR_ENV = "HINDSIGHT_MEMORY_LIMIT", "HINDSIGHT_TEMP_DIR"
-DEFAULT_MEMORY_LIMIT = "4GB"
+DEFAULT_MEMORY_LIMIT = "3GB"
 
 
 def duckdb_settings() -> dict[str, str]:
     """DuckDB's memory limit and spill directory for every connection (the CLI's and dbt's, through
     profiles.yml): a build larger than memory spills to disk instead of failing or taking the machine.
-    HINDSIGHT_MEMORY_LIMIT (default 4GB) and HINDSIGHT_TEMP_DIR (default: DuckDB's, beside the file)."""
+    HINDSIGHT_MEMORY_LIMIT (default 3GB) and HINDSIGHT_TEMP_DIR (default: DuckDB's, beside the file)."""
     settings = {"memory_limit": os.environ.get(MEMORY_LIMIT_ENV) or DEFAULT_MEMORY_LIMIT, "preserve_insertion_order": "false"}
     if os.environ.get(TEMP_DIR_ENV):
         settings["temp_directory"] = os.environ[TEMP_DIR_ENV]

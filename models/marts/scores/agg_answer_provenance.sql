@@ -1,7 +1,22 @@
 -- One row per cohort x model x prompt_variant x provider x template x parser
 -- versions: where the stored answers came from (runner or replayed file), and
 -- which prompt template and parsers turned them into scores.
-with answers as (
+--
+-- Incremental: the rows of a model x prompt_variant are counted again when one of its answers was
+-- scored after the newest score the table counted (scored_through): a new model's answers, newer
+-- answers, or a re-scoring. An update of raw answers in place needs `hindsight build --full-refresh`.
+{{ config(materialized='incremental', unique_key=['model', 'prompt_variant'], incremental_strategy='delete+insert', on_schema_change='fail') }}
+with
+{%- if is_incremental() %}
+
+touched as (
+    select distinct model, prompt_variant
+    from {{ ref('int_answers_scored') }}
+    where scored_at > (select coalesce(max(scored_through), '1970-01-01') from {{ this }})
+),
+{%- endif %}
+
+answers as (
     -- the scored answers with their question's cohort and their raw row's provenance, joined here
     -- (fct_answers joins every answer's provenance through a grouping, for its readers that need none)
     select
@@ -9,6 +24,7 @@ with answers as (
         scored.prompt_variant,
         scored.parser_version,
         scored.parse_status,
+        scored.scored_at,
         questions.cohort,
         responses.provider,
         responses.base_url_host,
@@ -19,6 +35,9 @@ with answers as (
     from {{ ref('int_answers_scored') }} as scored
     inner join {{ ref('stg_raw__responses') }} as responses on responses.response_key = scored.response_key
     inner join {{ ref('int_questions_positioned') }} as questions on questions.question_id = scored.question_id
+    {%- if is_incremental() %}
+    semi join touched on touched.model = scored.model and touched.prompt_variant = scored.prompt_variant
+    {%- endif %}
 ),
 
 final as (
@@ -36,7 +55,8 @@ final as (
         cast(count(*) filter (where answers.parse_status = 'invalid') as integer) as n_invalid,
         cast(count(*) filter (where answers.parse_status = 'truncated') as integer) as n_truncated,
         min(answers.loaded_at) as first_loaded_at,
-        max(answers.loaded_at) as last_loaded_at
+        max(answers.loaded_at) as last_loaded_at,
+        max(answers.scored_at) as scored_through
     from answers
     group by all
 )
