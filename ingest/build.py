@@ -48,7 +48,8 @@ def dbt_executable() -> str:
 INCREMENTAL_FACTS = {("main", "fct_answer_pairs"): ["scored_at"], ("intermediate", "int_answers_scored"): ["is_latest_in_cell", "-cohort"],
                      ("intermediate", "int_metric_case_sums"): ["keyed_by"], ("intermediate", "int_metric_estimates"): ["scored_through"],
                      ("intermediate", "int_metric_estimates_by_eval_target"): ["scored_through"],
-                     ("main", "agg_answer_provenance"): ["scored_through"]}
+                     ("main", "agg_answer_provenance"): ["scored_through"], ("main", "agg_answer_completion"): ["scored_through"],
+                     ("intermediate", "int_answer_texts_normalised"): ["texts_fingerprint"]}
 
 
 def needs_full_refresh(con) -> list[str]:

@@ -6,14 +6,45 @@
 -- the full option string, a bare or punctuated letter (B, B., (B), B)), the
 -- option text, or a punctuated letter followed by the option text; free
 -- response -> the trimmed text. Anything else is invalid.
-{{ config(materialized='table') }}
+--
+-- Incremental per question: a build normalises again every text of the questions that answers of
+-- a new load answered, of reloaded questions, and of every question when this model, the option
+-- parser or the parser version changed (texts_fingerprint). A question removed from the questions
+-- keeps its texts until `hindsight build --full-refresh` (nothing joins them).
+{{ config(materialized='incremental', unique_key='question_id', incremental_strategy='delete+insert', on_schema_change='fail') }}
+{%- set nodes = graph.get('nodes', {}) if execute else {} %}
+{%- set fingerprint = local_md5(
+    model.get('raw_code', '')
+    ~ nodes.get('model.hindsight.int_question_options', {}).get('raw_code', '')
+    ~ answer_parser_version()) %}
 with questions as (
-    select question_id, format, correct_answer, hindsight_trap
+    select question_id, format, correct_answer, hindsight_trap, load_id
     from {{ ref('int_questions_positioned') }}
 ),
+{%- if is_incremental() %}
+
+stored as (
+    select
+        coalesce(max(response_load_id), 0) as response_load_id,
+        coalesce(max(question_load_id), 0) as question_load_id,
+        coalesce(bool_or(texts_fingerprint <> '{{ fingerprint }}'), false) as recoded
+    from {{ this }}
+),
+
+touched as (
+    select question_id from {{ ref('stg_raw__responses') }}
+    where load_id > (select response_load_id from stored)
+    union
+    select question_id from questions
+    where load_id > (select question_load_id from stored) or (select recoded from stored)
+),
+{%- endif %}
 
 response_texts as (
     select distinct question_id, coalesce(answer, '') as text from {{ ref('stg_raw__responses') }}
+    {%- if is_incremental() %}
+    where question_id in (select question_id from touched)
+    {%- endif %}
 ),
 
 options as (
@@ -21,7 +52,7 @@ options as (
 ),
 
 texts as (
-    select questions.question_id, questions.format, texts.text
+    select questions.question_id, questions.format, questions.load_id as question_load_id, texts.text
     from (
         select question_id, text from response_texts
         union
@@ -30,6 +61,9 @@ texts as (
         select question_id, hindsight_trap from questions where hindsight_trap is not null
     ) as texts
     inner join questions on questions.question_id = texts.question_id
+    {%- if is_incremental() %}
+    where texts.question_id in (select question_id from touched)
+    {%- endif %}
 ),
 
 option_matches as (
@@ -73,7 +107,8 @@ final as (
             when texts.format = 'multiple choice' then best_option.letter
             when texts.format = 'free response' then trim(texts.text)
         end as normalised_raw,
-        best_option.position as option_position
+        best_option.position as option_position,
+        texts.question_load_id
     from texts
     left join best_option
         on best_option.question_id = texts.question_id
@@ -91,5 +126,8 @@ select
         when format = 'free response' then 'free_text'
         else 'valid'
     end as parse_status,
-    {{ answer_parser_version() }} as parser_version
+    {{ answer_parser_version() }} as parser_version,
+    question_load_id,
+    (select max(load_id) from {{ ref('stg_raw__responses') }}) as response_load_id,
+    '{{ fingerprint }}' as texts_fingerprint
 from final

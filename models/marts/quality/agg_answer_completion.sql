@@ -1,11 +1,31 @@
 -- One row per cohort x model x condition x visibility: how many stored replies ended on the token
 -- limit (truncated), counted apart from answers that did not parse, and how many of the answers the
 -- metrics use are still truncated (`hindsight answer --retry-truncated --max-tokens N` re-asks those).
-with answers as (
+--
+-- Incremental: the rows of a model x condition x visibility are counted again when one of its answers
+-- was scored after the newest score the table counted (scored_through); a cell lies within one such
+-- group, so an answer that stops being its cell's newest is counted again with the new one.
+{{ config(materialized='incremental', unique_key=['model', 'condition', 'visibility'], incremental_strategy='delete+insert',
+          on_schema_change='fail') }}
+with
+{%- if is_incremental() %}
+
+touched as (
+    select distinct model, condition, visibility
+    from {{ ref('int_answers_scored') }}
+    where scored_at > (select coalesce(max(scored_through), '1970-01-01') from {{ this }})
+),
+{%- endif %}
+
+answers as (
     -- the narrow scored table and the question's cohort (fct_answers would join every answer's provenance)
     select answers.*, questions.cohort
     from {{ ref('int_answers_scored') }} as answers
     inner join {{ ref('int_questions_positioned') }} as questions on questions.question_id = answers.question_id
+    {%- if is_incremental() %}
+    semi join touched
+        on touched.model = answers.model and touched.condition = answers.condition and touched.visibility = answers.visibility
+    {%- endif %}
 ),
 
 final as (
@@ -19,7 +39,8 @@ final as (
         cast(count(*) filter (where parse_status = 'invalid') as integer) as n_invalid,
         cast(count(*) filter (where is_latest_in_cell) as integer) as n_in_use,
         cast(count(*) filter (where is_latest_in_cell and parse_status = 'truncated') as integer) as n_truncated_in_use,
-        count(*) filter (where parse_status = 'truncated') / count(*) as truncation_rate
+        count(*) filter (where parse_status = 'truncated') / count(*) as truncation_rate,
+        max(scored_at) as scored_through
     from answers
     group by cohort, model, condition, visibility
 )
