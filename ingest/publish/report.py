@@ -433,31 +433,45 @@ def provenance(report: Report, db: Path) -> dict:
     }
 
 
+def _ready() -> None:
+    """A worker's first job: it exists (and has what the parent imported) before any figure is asked for."""
+
+
+def _figure_pool() -> ProcessPoolExecutor:
+    """The figure workers, started before the warehouse is opened: forked where the platform can (they
+    inherit the parent's imports: matplotlib, pandas), and forked while the parent still runs no
+    DuckDB thread, which a fork must not copy mid-flight; spawned elsewhere."""
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    pool = ProcessPoolExecutor(FIGURE_WORKERS, mp_context=multiprocessing.get_context(method))
+    for started in [pool.submit(_ready) for _ in range(FIGURE_WORKERS)]:
+        started.result()
+    return pool
+
+
 def write_report(db: Path, out: Path) -> Path:
     """Render the report of the warehouse `db` into `out`; returns the path of index.html."""
     if not Path(db).exists():
         raise InputError(db, "warehouse file not found", "run `hindsight demo` or load data and `hindsight build`")
-    con = open_warehouse(db, read_only=True)
-    try:
-        present = {r[0] for r in con.execute(
-            "select table_name from information_schema.tables where table_schema = 'main'").fetchall()}
-        missing = sorted(set(public_marts()) - present)
-        if missing:
-            raise InputError(db, f"marts not built: {', '.join(missing)}", "run `hindsight build` first")
-        out = Path(out)
-        figures_dir = out / "figures"
-        figures_dir.mkdir(parents=True, exist_ok=True)
-        for stale in figures_dir.glob("*.svg"):     # an earlier report's figures, and nothing else of the folder
-            if FIGURE_FILE.match(stale.name):
-                stale.unlink()
-        # spawned, not forked: the parent holds a DuckDB connection and its threads
-        with ProcessPoolExecutor(FIGURE_WORKERS, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with _figure_pool() as pool:
+        con = open_warehouse(db, read_only=True)
+        try:
+            present = {r[0] for r in con.execute(
+                "select table_name from information_schema.tables where table_schema = 'main'").fetchall()}
+            missing = sorted(set(public_marts()) - present)
+            if missing:
+                raise InputError(db, f"marts not built: {', '.join(missing)}", "run `hindsight build` first")
+            out = Path(out)
+            figures_dir = out / "figures"
+            figures_dir.mkdir(parents=True, exist_ok=True)
+            for stale in figures_dir.glob("*.svg"):     # an earlier report's figures, and nothing else of the folder
+                if FIGURE_FILE.match(stale.name):
+                    stale.unlink()
             report = Report(con, out, pool)
             sections = clinical_sections(report) + [hindsightbench_section(report)]
             footer = provenance(report, Path(db).resolve())
             report.wait()
-    finally:
-        con.close()
+        finally:
+            con.close()
     analyses = sorted({name for s in sections for b in s.blocks for name in b.analyses} | {"report_provenance"})
     environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     html = environment.from_string(TEMPLATE.read_text()).render(
