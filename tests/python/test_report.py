@@ -70,6 +70,40 @@ def test_the_report_tables_agree_with_agg_metrics(demo_warehouse):
     assert checked == len(rows) > 300
 
 
+def test_the_missing_pairs_check_counts_each_missing_side(demo_warehouse, tmp_path):
+    """Questions whose newest masked (or full) answer is gone count as missing that side and not as
+    paired, per cohort x model x variant x condition; every other group stays complete."""
+    import shutil
+
+    db = tmp_path / "w.duckdb"
+    shutil.copy(demo_warehouse[0], db)
+    with connect(db) as con:
+        gone = con.execute("""
+            select s.question_id from intermediate.int_answers_scored s
+            inner join main.dim_questions q on q.question_id = s.question_id
+            where q.cohort = 'glp1' and s.model = 'sim:prospective' and s.condition = '2.1'
+                and s.prompt_variant = 'standard' and s.visibility = 'masked'
+            order by s.question_id limit 3""").fetchall()
+        con.execute("""delete from intermediate.int_answers_scored where model = 'sim:prospective' and condition = '2.1'
+                       and prompt_variant = 'standard' and visibility = 'masked' and question_id in (select unnest(?))""",
+                    [[q for (q,) in gone]])
+        con.execute("""delete from intermediate.int_answers_scored where model = 'sim:noise@0.2' and condition = '1.2'
+                       and prompt_variant = 'standard' and visibility = 'full'""")
+        rows = con.execute(report.analysis_sql("report_missing_pairs")).df()
+    assert len(gone) == 3 and len(rows) > 10
+    key = ["cohort", "model", "prompt_variant", "condition"]
+    by_group = rows.set_index(key)
+    masked = by_group.loc[("glp1", "sim:prospective", "standard", "2.1")]
+    assert (masked.n_paired, masked.n_missing_full, masked.n_missing_masked) == (masked.n_expected - 3, 0, 3)
+    for cohort in ("glp1", "sepsis"):
+        full = by_group.loc[(cohort, "sim:noise@0.2", "standard", "1.2")]
+        assert (full.n_paired, full.n_missing_full, full.n_missing_masked) == (0, full.n_expected, 0)
+    others = rows[~rows.set_index(key).index.isin([("glp1", "sim:prospective", "standard", "2.1"),
+                                                     ("glp1", "sim:noise@0.2", "standard", "1.2"),
+                                                     ("sepsis", "sim:noise@0.2", "standard", "1.2")])]
+    assert (others.n_paired == others.n_expected).all() and (others[["n_missing_full", "n_missing_masked"]] == 0).all().all()
+
+
 def test_the_starred_conditions_are_the_strict_ones_of_dim_conditions(demo_warehouse):
     from ingest.publish import figures
 
