@@ -14,6 +14,7 @@ import os
 import pickle
 import re
 import shutil
+import sys
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -438,10 +439,10 @@ def _ready() -> None:
 
 
 def _figure_pool() -> ProcessPoolExecutor:
-    """The figure workers, started before the warehouse is opened: forked where the platform can (they
-    inherit the parent's imports: matplotlib, pandas), and forked while the parent still runs no
-    DuckDB thread, which a fork must not copy mid-flight; spawned elsewhere."""
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    """The figure workers, started before the warehouse is opened: forked on Linux (they inherit the
+    parent's imports: matplotlib, pandas), while the parent still runs no DuckDB thread, which a
+    fork must not copy mid-flight; spawned elsewhere (macOS frameworks are not fork-safe)."""
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
     pool = ProcessPoolExecutor(FIGURE_WORKERS, mp_context=multiprocessing.get_context(method))
     for started in [pool.submit(_ready) for _ in range(FIGURE_WORKERS)]:
         started.result()
