@@ -11,9 +11,7 @@ with
 {%- if is_incremental() %}
 
 touched as (
-    select distinct model, condition, visibility
-    from {{ ref('int_answers_scored') }}
-    where scored_at > (select coalesce(max(scored_through), '1970-01-01') from {{ this }})
+    {{ groups_scored_since_last_build(['model', 'condition', 'visibility']) }}
 ),
 {%- endif %}
 

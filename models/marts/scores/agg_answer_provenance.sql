@@ -10,9 +10,7 @@ with
 {%- if is_incremental() %}
 
 touched as (
-    select distinct model, prompt_variant
-    from {{ ref('int_answers_scored') }}
-    where scored_at > (select coalesce(max(scored_through), '1970-01-01') from {{ this }})
+    {{ groups_scored_since_last_build(['model', 'prompt_variant']) }}
 ),
 {%- endif %}
 
