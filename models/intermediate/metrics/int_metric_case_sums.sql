@@ -31,19 +31,26 @@ questions as (
         on cases.cohort = questions.cohort and cases.case_id = questions.case_id
 ),
 
-answer_rows as (
-    select
-        question_id, acc, htr, parse_status, scored_at,
-        {{ metric_answer_cell_key('model', 'condition', 'prompt_variant', 'visibility') }} as answer_cell_key
+{#- each source's rows (a where clause that conditions follow), the key of their answer cell and when
+    they count as valid: read where they are used (a CTE read twice is materialised: 17.8 M rows at
+    100x the paper's cases) #}
+{%- set sources = {
+    'answers': {
+        'rows': 'from ' ~ ref('int_answers_scored') ~ ' where is_latest_in_cell',
+        'cell': metric_answer_cell_key('model', 'condition', 'prompt_variant', 'visibility'),
+        'is_valid': "parse_status not in ('invalid', 'truncated')",
+        'metrics': ['acc', 'htr']},
+    'pairs': {
+        'rows': 'from ' ~ ref('fct_answer_pairs') ~ ' where true',
+        'cell': metric_answer_cell_key('model', 'condition', 'prompt_variant', "'paired'"),
+        'is_valid': 'both_valid',
+        'metrics': ['delta_acc', 'delta_htr', 'air', 'hbr']}} %}
+
+sampling as (
+    -- whether any question was asked more than once (`--samples N`; pairs pair samples of answers)
+    select coalesce(max(sample_index), 0) > 0 as has_samples
     from {{ ref('int_answers_scored') }}
     where is_latest_in_cell
-),
-
-pair_rows as (
-    select
-        question_id, delta_acc, delta_htr, air, hbr, both_valid, scored_at,
-        {{ metric_answer_cell_key('model', 'condition', 'prompt_variant', "'paired'") }} as answer_cell_key
-    from {{ ref('fct_answer_pairs') }}
 ),
 
 {%- if is_incremental() %}
@@ -56,65 +63,64 @@ stored as (
 ),
 
 touched as (
-    select answer_cell_key from answer_rows
-    where scored_at > (select scored_through from stored) or (select rekeyed from stored)
-    union
-    select answer_cell_key from pair_rows
-    where scored_at > (select scored_through from stored) or (select rekeyed from stored)
+    {%- for source in sources.values() %}
+    select {{ source.cell }} as answer_cell_key
+    {{ source.rows }} and (scored_at > (select scored_through from stored) or (select rekeyed from stored))
+    {{- '\n    union' if not loop.last }}
+    {%- endfor %}
 ),
 {%- endif %}
+{%- for name, source in sources.items() %}
 
-answers as (
+{{ name }} as (
+    -- a question's value: the mean over its samples, valid when every sample is; with one sample
+    -- each (no sample index above 0) a row is its question's value and the group by is skipped
     select
         question_id,
-        answer_cell_key,
-        avg(acc) as acc,
-        avg(htr) as htr,
-        bool_and(parse_status not in ('invalid', 'truncated')) as is_valid,
+        {{ source.cell }} as answer_cell_key,
+        {%- for metric in source.metrics %}
+        avg({{ metric }}) as {{ metric }},
+        {%- endfor %}
+        bool_and({{ source.is_valid }}) as is_valid,
         max(scored_at) as scored_through
-    from answer_rows
+    {{ source.rows }} and (select has_samples from sampling)
     {%- if is_incremental() %}
-    where answer_cell_key in (select answer_cell_key from touched)
+        and {{ source.cell }} in (select answer_cell_key from touched)
     {%- endif %}
     group by question_id, answer_cell_key
-),
-
-pairs as (
+    union all
     select
         question_id,
-        answer_cell_key,
-        avg(delta_acc) as delta_acc,
-        avg(delta_htr) as delta_htr,
-        avg(air) as air,
-        avg(hbr) as hbr,
-        bool_and(both_valid) as is_valid,
-        max(scored_at) as scored_through
-    from pair_rows
+        {{ source.cell }} as answer_cell_key,
+        {%- for metric in source.metrics %}
+        {{ metric }},
+        {%- endfor %}
+        {{ source.is_valid }} as is_valid,
+        scored_at as scored_through
+    {{ source.rows }} and not (select has_samples from sampling)
     {%- if is_incremental() %}
-    where answer_cell_key in (select answer_cell_key from touched)
+        and {{ source.cell }} in (select answer_cell_key from touched)
     {%- endif %}
-    group by question_id, answer_cell_key
 ),
+{%- endfor %}
+{%- for name, source in sources.items() %}
 
-{%- set metrics = {'answers': ['acc', 'htr'], 'pairs': ['delta_acc', 'delta_htr', 'air', 'hbr']} %}
-{%- for source, names in metrics.items() %}
-
-{{ source }}_case_sums as (
+{{ name }}_case_sums as (
     -- summed per case before the metrics are unnested: one row per answer cell, question slice and
     -- case carries each metric's sum, count and valid count (fewer rows to group, all keys integers)
     select answer_cell_key, slice_key, case_index, unnest(sums, recursive := true)
     from (
         select
-            {{ source }}.answer_cell_key,
+            {{ name }}.answer_cell_key,
             questions.slice_key,
             questions.case_index,
             [
-                {%- for metric in names %}
-                {{ metric_case_sum(source ~ '.' ~ metric, source ~ '.is_valid', source ~ '.scored_through') }}{{ ',' if not loop.last }}
+                {%- for metric in source.metrics %}
+                {{ metric_case_sum(name ~ '.' ~ metric, name ~ '.is_valid', name ~ '.scored_through') }}{{ ',' if not loop.last }}
                 {%- endfor %}
             ] as sums
-        from {{ source }}
-        inner join questions on questions.question_id = {{ source }}.question_id
+        from {{ name }}
+        inner join questions on questions.question_id = {{ name }}.question_id
         group by all
     )
 ),
