@@ -45,7 +45,8 @@ def dbt_executable() -> str:
 # the incremental tables' shape: one built by an older version lacks the column, or has the one
 # marked "-" that this version dropped (incremental builds only append new rows, so a change of
 # shape comes with a rebuild from scratch)
-INCREMENTAL_FACTS = {("main", "fct_answer_pairs"): ["scored_at"], ("intermediate", "int_answers_scored"): ["is_latest_in_cell", "-cohort"],
+INCREMENTAL_FACTS = {("intermediate", "int_answer_pairs"): ["full_response_key"],
+                     ("intermediate", "int_answers_scored"): ["is_latest_in_cell", "-cohort", "-response_id"],
                      ("intermediate", "int_metric_case_sums"): ["keyed_by"], ("intermediate", "int_metric_estimates"): ["scored_through"],
                      ("intermediate", "int_metric_estimates_by_eval_target"): ["scored_through"],
                      ("main", "agg_answer_provenance"): ["scored_through"], ("main", "agg_answer_completion"): ["scored_through"],

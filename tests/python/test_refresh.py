@@ -110,14 +110,14 @@ def test_the_key_tests_of_the_incremental_facts_catch_a_key_the_newest_build_rep
     assert subprocess.run([dbt_executable(), *tests, "--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT)],
                           env=cli_env(db), capture_output=True).returncode == 0
     with connect(db) as con:
-        for table, newest in (("intermediate.int_answers_scored", "scored_at"), ("main.fct_answer_pairs", "scored_at"),
+        for table, newest in (("intermediate.int_answers_scored", "scored_at"), ("intermediate.int_answer_pairs", "scored_at"),
                               ("intermediate.int_metric_case_sums", "scored_through"), ("raw.responses", "load_id")):
             con.execute(f"insert into {table} select * from {table} where {newest} = (select max({newest}) from {table}) limit 1")
     done = subprocess.run([dbt_executable(), *tests, "--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT)],
                           env=cli_env(db), capture_output=True, text=True)
     assert done.returncode != 0
     failed = [r["unique_id"].split(".")[2] for r in dbt_results(db) if r["status"] == "fail"]
-    models = ["int_answers_scored", "fct_answer_pairs", "int_metric_case_sums", "stg_raw__responses",
+    models = ["int_answers_scored", "int_answer_pairs", "int_metric_case_sums", "stg_raw__responses",
               "fct_answer_texts"]
     assert len(failed) == len(models) and all(any(name.startswith(f"newest_keys_unique_{m}_") for name in failed)
                                               for m in models), failed

@@ -41,7 +41,7 @@ questions as (
         'is_valid': "parse_status not in ('invalid', 'truncated')",
         'metrics': ['acc', 'htr']},
     'pairs': {
-        'rows': 'from ' ~ ref('fct_answer_pairs') ~ ' where true',
+        'rows': 'from ' ~ ref('int_answer_pairs') ~ ' where true',
         'cell': metric_answer_cell_key('model', 'condition', 'prompt_variant', "'paired'"),
         'is_valid': 'both_valid',
         'metrics': ['delta_acc', 'delta_htr', 'air', 'hbr']}} %}

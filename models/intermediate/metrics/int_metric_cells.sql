@@ -9,7 +9,7 @@ with answer_cells as (
     from (select distinct model, condition, prompt_variant, visibility from {{ ref('int_answers_scored') }} where is_latest_in_cell)
     union all
     select model, condition, prompt_variant, 'paired', unnest(['delta_acc', 'delta_htr', 'air', 'hbr'])
-    from (select distinct model, condition, prompt_variant from {{ ref('fct_answer_pairs') }})
+    from (select distinct model, condition, prompt_variant from {{ ref('int_answer_pairs') }})
 ),
 
 slices as (

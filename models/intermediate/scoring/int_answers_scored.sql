@@ -146,10 +146,10 @@ scored as (
 ),
 
 newly_scored as (
-    -- what scoring decides, the cell's keys and the ids pairs carry: at 100x the paper's cases 17.8 M
-    -- rows are written, and each wide column costs seconds (fct_answers joins the rest)
+    -- what scoring decides, the cell's keys and the raw row's key: at 100x the paper's cases 17.8 M
+    -- rows are written, and each wide column costs seconds (fct_answers joins the rest, the response
+    -- id too: its md5 text alone took a third of the write)
     select
-        response_id,
         response_key,
         question_id,
         model,

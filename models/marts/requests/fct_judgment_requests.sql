@@ -13,7 +13,7 @@ with questions as (
 answers as (
     -- the free-response answers, from the narrow scored table (fct_answers would join every
     -- answer's provenance)
-    select answers.*, texts.answer
+    select answers.*, texts.response_id, texts.answer
     from {{ ref('int_answers_scored') }} as answers
     inner join {{ ref('int_questions_positioned') }} as free_response
         on free_response.question_id = answers.question_id and free_response.format = 'free response'
@@ -42,21 +42,22 @@ individual as (
 paired as (
     select
         'paired' as judgment_kind,
-        pairs.full_response_id || '|' || pairs.masked_response_id as target_id,
+        full_answers.response_id || '|' || masked_answers.response_id as target_id,
         pairs.question_id,
         pairs.model,
         pairs.condition,
         pairs.prompt_variant,
         'paired' as visibility,
         cast(null as varchar) as response_id,
-        pairs.full_response_id,
-        pairs.masked_response_id,
+        full_answers.response_id as full_response_id,
+        masked_answers.response_id as masked_response_id,
         cast(null as varchar) as answer,
         full_answers.answer as full_answer,
         masked_answers.answer as masked_answer
-    from {{ ref('fct_answer_pairs') }} as pairs
-    inner join answers as full_answers on full_answers.response_id = pairs.full_response_id
-    inner join answers as masked_answers on masked_answers.response_id = pairs.masked_response_id
+    -- the pairs' answers by their raw rows' keys (fct_answer_pairs would look their ids up among all)
+    from {{ ref('int_answer_pairs') }} as pairs
+    inner join answers as full_answers on full_answers.response_key = pairs.full_response_key
+    inner join answers as masked_answers on masked_answers.response_key = pairs.masked_response_key
     where pairs.format = 'free response'
 ),
 

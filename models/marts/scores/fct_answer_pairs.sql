@@ -1,185 +1,66 @@
--- One row per question x model x condition x prompt_variant x sample of a paired condition (1.x,
--- 2.x, 3.x) whose full and masked answers both exist (the newest of each cell and sample; sample k
--- of the full request pairs with sample k of the masked one): paper §3.7.2. `identical_contexts`
--- flags pairs whose masked context is the full one (cutoff at or after the last event): asked as
--- two independent calls, but any difference is noise. dAcc = Acc(masked) - Acc(full) over accuracy
--- and both questions; dHTR = HTR(full) - HTR(masked) over hindsight_bias and both questions; AIR =
--- 1[answers differ] over all; HBR (eq. 6, both questions only) = 1[Acc(masked) = 1] * HTR(full).
--- Free-response pairs take the four scores and full_equals_masked from the paired judgment (a judge
--- returns every score whatever the eval target; the ones the target does not use are ignored); the
--- judge's own hbr_score is kept beside HBR.
+-- One row per question x model x condition x prompt_variant x sample of a paired condition whose
+-- full and masked answers both exist, scored (paper §3.7.2): int_answer_pairs, with the pair's
+-- surrogate id and its answers' response ids.
 --
--- Incremental: only pairs with an answer scored since the last build, or whose paired judgment
--- changed, are rewritten. A reload of TTS (identical_contexts) needs `hindsight build
--- --full-refresh`; assert_scored_facts_are_current fails until it is done.
-{{ config(materialized='incremental', unique_key='pair_id', incremental_strategy='delete+insert', on_schema_change='fail') }}
-with paired_judgments as (
-    select *,
-        row_number() over (partition by full_response_id, masked_response_id order by judged_at desc, judge_model) as judge_rank
-    from {{ ref('stg_raw__judgments') }}
-    where kind = 'paired'
-    qualify judge_rank = 1
+-- A view: int_answer_pairs is the incremental table that pairs and scores answers, keyed by the
+-- pair's natural key and its answers' response_key; the ids are computed and joined here, so a
+-- query that reads none of them (the metrics, the report's counts) pays for neither.
+{{ config(materialized='view') }}
+with pairs as (
+    select * from {{ ref('int_answer_pairs') }}
 ),
 
-{%- if is_incremental() %}
-touched as (
-    -- the (narrow) keys of pairs with an answer scored since the last build
-    select question_id, model, condition, prompt_variant, sample_index
-    from {{ ref('int_answers_scored') }}
-    where is_latest_in_cell and condition <> '0'
-        and scored_at > (select coalesce(max(scored_at), '1970-01-01') from {{ this }})
-    union
-    select pairs.question_id, pairs.model, pairs.condition, pairs.prompt_variant, pairs.sample_index
-    from {{ this }} as pairs
-    inner join paired_judgments
-        on paired_judgments.full_response_id = pairs.full_response_id
-        and paired_judgments.masked_response_id = pairs.masked_response_id
-    where pairs.paired_judgment_id is distinct from paired_judgments.judgment_id
-),
-{%- endif %}
-{%- for visibility in ['full', 'masked'] %}
+{%- for side in ['full', 'masked'] %}
 
-{{ visibility }}_answers as (
-    -- each side read once on its own, so no shared CTE of every newest answer is materialised; from
-    -- the narrow scored table (fct_answers would join every answer's provenance)
-    select * from {{ ref('int_answers_scored') }}
-    {%- if is_incremental() %}
-    semi join touched using (question_id, model, condition, prompt_variant, sample_index)
-    {%- endif %}
-    where is_latest_in_cell and condition <> '0' and visibility = '{{ visibility }}'
+{{ side }}_ids as (
+    -- one row per response_key by construction (grouped), so DuckDB drops the join from a query that
+    -- does not read this id; one relation per side, each of its own visibility (two identical ones
+    -- would be merged and materialised, and then never dropped)
+    select
+        response_key,
+        any_value(response_id) as response_id
+    from {{ ref('stg_raw__responses') }}
+    where visibility = '{{ side }}'
+    group by response_key
 ),
 {%- endfor %}
-
-conditions as (
-    select condition, tts_source from {{ ref('conditions') }}
-),
-
-questions as (
-    select question_id, cohort, case_id, format, options_type, eval_target from {{ ref('int_questions_positioned') }}
-),
-
-identical_contexts as (
-    -- per question and TTS source, not per pair: whether masking left the context as it was
-    select
-        question_id,
-        source,
-        coalesce(max(tts_json) filter (where visibility = 'full') = max(tts_json) filter (where visibility = 'masked'), false)
-            as identical_contexts
-    from {{ ref('int_tts_contexts_rendered') }}
-    group by question_id, source
-),
-
-pairs as (
-    select
-        questions.cohort,
-        questions.case_id,
-        full_answer.question_id,
-        full_answer.model,
-        full_answer.condition,
-        full_answer.prompt_variant,
-        full_answer.sample_index,
-        coalesce(contexts.identical_contexts, false) as identical_contexts,
-        questions.format,
-        questions.options_type,
-        questions.eval_target,
-        full_answer.response_id as full_response_id,
-        masked_answer.response_id as masked_response_id,
-        full_answer.parse_status not in ('invalid', 'truncated')
-        and masked_answer.parse_status not in ('invalid', 'truncated') as both_valid,
-        paired_judgments.judge_model as paired_judge_model,
-        paired_judgments.judgment_id as paired_judgment_id,
-        greatest(full_answer.scored_at, masked_answer.scored_at) as scored_at,
-        case when questions.format = 'free response'
-            then coalesce(paired_judgments.full_accuracy_score, full_answer.acc) else full_answer.acc end as acc_full,
-        case when questions.format = 'free response'
-            then coalesce(paired_judgments.masked_accuracy_score, masked_answer.acc) else masked_answer.acc end as acc_masked,
-        case when questions.format = 'free response'
-            then coalesce(paired_judgments.full_htr_score, full_answer.htr) else full_answer.htr end as htr_full,
-        case when questions.format = 'free response'
-            then coalesce(paired_judgments.masked_htr_score, masked_answer.htr) else masked_answer.htr end as htr_masked,
-        case when questions.format = 'free response'
-            then case when paired_judgments.full_equals_masked then 0.0
-                      when not paired_judgments.full_equals_masked then 1.0 end
-            else case when full_answer.comparison_hash = masked_answer.comparison_hash then 0.0 else 1.0 end
-        end as air,
-        paired_judgments.hbr_score as judge_hbr_score
-    from full_answers as full_answer
-    inner join masked_answers as masked_answer
-        on masked_answer.question_id = full_answer.question_id
-        and masked_answer.model = full_answer.model
-        and masked_answer.condition = full_answer.condition
-        and masked_answer.prompt_variant = full_answer.prompt_variant
-        and masked_answer.sample_index = full_answer.sample_index
-    inner join questions on questions.question_id = full_answer.question_id
-    inner join conditions on conditions.condition = full_answer.condition
-    left join identical_contexts as contexts
-        on contexts.question_id = full_answer.question_id
-        and contexts.source = conditions.tts_source
-    left join paired_judgments
-        on paired_judgments.full_response_id = full_answer.response_id
-        and paired_judgments.masked_response_id = masked_answer.response_id
-),
-
-targeted as (
-    -- the scores a question's eval target defines (§3.7): Acc for accuracy and both, HTR for
-    -- hindsight_bias and both
-    select
-        * replace (
-            case when eval_target in ('accuracy', 'both') then acc_full end as acc_full,
-            case when eval_target in ('accuracy', 'both') then acc_masked end as acc_masked,
-            case when eval_target in ('hindsight_bias', 'both') then htr_full end as htr_full,
-            case when eval_target in ('hindsight_bias', 'both') then htr_masked end as htr_masked
-        )
-    from pairs
-),
-
-scored as (
-    select
-        *,
-        acc_masked - acc_full as delta_acc,
-        htr_full - htr_masked as delta_htr,
-        case
-            when eval_target <> 'both' or acc_masked is null or htr_full is null then null
-            when acc_masked = 1 then htr_full
-            else 0.0
-        end as hbr
-    from targeted
-),
 
 final as (
     select
         -- sample 0 keeps the id pairs had before there were samples
-        case when sample_index = 0
-            then {{ surrogate_key(['question_id', 'model', 'condition', 'prompt_variant']) }}
-            else {{ surrogate_key(['question_id', 'model', 'condition', 'prompt_variant', 'sample_index']) }}
+        case when pairs.sample_index = 0
+            then {{ surrogate_key(['pairs.question_id', 'pairs.model', 'pairs.condition', 'pairs.prompt_variant']) }}
+            else {{ surrogate_key(['pairs.question_id', 'pairs.model', 'pairs.condition', 'pairs.prompt_variant', 'pairs.sample_index']) }}
         end as pair_id,
-        cohort,
-        case_id,
-        question_id,
-        model,
-        condition,
-        prompt_variant,
-        cast(sample_index as integer) as sample_index,
-        identical_contexts,
-        format,
-        options_type,
-        eval_target,
-        full_response_id,
-        masked_response_id,
-        both_valid,
-        cast(acc_full as double) as acc_full,
-        cast(acc_masked as double) as acc_masked,
-        cast(htr_full as double) as htr_full,
-        cast(htr_masked as double) as htr_masked,
-        cast(delta_acc as double) as delta_acc,
-        cast(delta_htr as double) as delta_htr,
-        cast(air as double) as air,
-        cast(hbr as double) as hbr,
-        paired_judge_model,
-        paired_judgment_id,
-        cast(judge_hbr_score as double) as judge_hbr_score,
-        scored_at
-    from scored
+        pairs.cohort,
+        pairs.case_id,
+        pairs.question_id,
+        pairs.model,
+        pairs.condition,
+        pairs.prompt_variant,
+        pairs.sample_index,
+        pairs.identical_contexts,
+        pairs.format,
+        pairs.options_type,
+        pairs.eval_target,
+        full_side.response_id as full_response_id,
+        masked_side.response_id as masked_response_id,
+        pairs.both_valid,
+        pairs.acc_full,
+        pairs.acc_masked,
+        pairs.htr_full,
+        pairs.htr_masked,
+        pairs.delta_acc,
+        pairs.delta_htr,
+        pairs.air,
+        pairs.hbr,
+        pairs.paired_judge_model,
+        pairs.paired_judgment_id,
+        pairs.judge_hbr_score,
+        pairs.scored_at
+    from pairs
+    left join full_ids as full_side on full_side.response_key = pairs.full_response_key
+    left join masked_ids as masked_side on masked_side.response_key = pairs.masked_response_key
 )
 
 select * from final

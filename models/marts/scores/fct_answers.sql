@@ -7,7 +7,8 @@
 --
 -- A view: int_answers_scored is the incremental table that scores answers and decides the newest
 -- of each cell, narrow so that 17.8 M answers (100x the paper's cases) are written once per build
--- with what scoring decides; the question's labels and the answer's provenance are joined here.
+-- with what scoring decides; the question's labels and the answer's id and provenance are joined
+-- here.
 {{ config(materialized='view') }}
 with answers as (
     select * from {{ ref('int_answers_scored') }}
@@ -18,6 +19,7 @@ responses as (
     -- that reads none of these columns: the metrics' and the report's counts cost no 17.8 M-row join
     select
         response_key,
+        any_value(response_id) as response_id,
         any_value(provider) as provider,
         any_value(base_url_host) as base_url_host,
         any_value(reported_model) as reported_model,
@@ -39,7 +41,7 @@ questions as (
 
 final as (
     select
-        answers.response_id,
+        responses.response_id,
         answers.response_key,
         questions.cohort,
         questions.case_id,
