@@ -77,3 +77,18 @@ def test_shared_weights_are_the_draws_computed_once_and_read_only():
     assert np.array_equal(shared, bootstrap.weights(11, "shared", 30, 200))
     assert bootstrap.shared_weights(11, "shared", 30, 200) is shared          # the two estimator models share it
     assert not shared.flags.writeable
+
+
+def test_replicate_counts_are_one_product_per_distinct_count_column():
+    """Cells answered on the same questions share their per-case counts: their replicate counts come
+    from one product per distinct column, exactly the full product's; a column that differs in one
+    case is its own."""
+    rng = np.random.default_rng(5)
+    base = rng.integers(0, 5, size=(30, 3)).astype(float)
+    counts = base[:, [0, 1, 0, 2, 1, 0, 0, 2, 1, 0]]
+    counts[7, 9] += 1                                  # the last column differs from column 0 in one case
+    first, inverse = bootstrap.distinct_columns(counts)
+    assert len(first) == 4 and np.array_equal(counts[:, first][:, inverse], counts)
+    assert inverse[0] == inverse[2] == inverse[5] and inverse[9] not in (inverse[0], inverse[1], inverse[3])
+    w = bootstrap.weights(3, "c", 30, 400)
+    assert np.array_equal(bootstrap.replicate_totals(w, counts), w @ counts)
