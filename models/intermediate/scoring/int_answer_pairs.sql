@@ -20,8 +20,8 @@
 {{ config(materialized='incremental', unique_key=['question_id', 'model', 'condition', 'prompt_variant', 'sample_index'],
           incremental_strategy='delete+insert', on_schema_change='fail') }}
 with paired_judgments as (
-    -- the newest judgment of each pair of answers, by the answers' raw rows (a response id is one
-    -- response's content hash: a reload of it has another row, and each row its judgment)
+    -- the newest judgment of each pair of answers: a judgment names its answers by response id
+    -- (unique among the raw answers, tested there), the pairs by their raw rows' response_key
     select
         judgments.*,
         full_side.response_key as full_response_key,
