@@ -5,8 +5,8 @@ error, minimum detectable effect, and question, case and valid counts.
 
 It reads the per-case sums of int_metric_case_sums (their one definition:
 a cell key, the case's index and numbers), summed to a leaf grain (CELL plus
-the slice columns) through the labels of int_metric_cells, so that only
-numbers are aggregated and cross into Python. All replicates of all leaf cells of a cohort are one matrix
+the slice columns) through the labels of int_metric_cells: only numbers cross
+into Python, where np.bincount sums them per cohort. All replicates of all leaf cells of a cohort are one matrix
 product of the bootstrap weights (ingest/stats/bootstrap.py: the draws of
 fct_bootstrap_samples) by the per-case sums; coarser groupings (`rollups`)
 are sums of leaf cells, so they need no second product.
@@ -34,9 +34,10 @@ def changed_answer_cells(sums: str, this: str, replicates: int, seed: int, metho
 
 
 def per_case_sums(session, sums: str, cells: str, slices: list[str], only: str | None = None):
-    """Leaf cells (labels and valid counts), numbered by cohort then hash, and the newest score summed.
-    The case sums are numbers only (cell key, case index): the labels of the few cells map each cell
-    key to its leaf (temp table bootstrap_cell_leaves), and cohort_matrices sums them to the leaves.
+    """Leaf cells (labels and valid counts), numbered by cohort then hash; the case sums to read; and
+    the newest score summed. The case sums are numbers only (cell key, case index): the labels of the
+    few cells map each cell key to its leaf (temp table bootstrap_cell_leaves), and cohort_matrices
+    sums them to the leaves.
     `only` (a query of answer cell keys) restricts both to those answer cells: an incremental build
     estimates only what changed."""
     if only is not None:
