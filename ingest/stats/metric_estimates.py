@@ -61,16 +61,16 @@ def per_case_sums(session, sums: str, cells: str, slices: list[str], only: str |
         select cells.cell_key, leaves.cell_id
         from {cells} as cells
         inner join bootstrap_cells as leaves on leaves.leaf_hash = {labelled_leaf_hash}""")
-    # valid counts per leaf: a few thousand groups
-    per_key = session.sql(f"""
-        select leaves.cell_id, sum(sums.n_valid) as n_valid
+    # valid counts and the newest score per leaf (a few thousand groups), in the same pass
+    per_leaf = session.sql(f"""
+        select leaves.cell_id, sum(sums.n_valid) as n_valid, max(sums.scored_through) as scored_through
         from {sums} as sums
         inner join bootstrap_cell_leaves as leaves on leaves.cell_key = sums.cell_key
-        group by all""").fetchnumpy()
+        group by all""").df()
     labels = session.sql("select * exclude (leaf_hash) from bootstrap_cells order by cell_id").df()
-    labels["n_valid"] = np.bincount(per_key["cell_id"].astype(np.intp), weights=per_key["n_valid"].astype(np.float64),
-                                    minlength=len(labels))
-    scored_through = session.sql(f"select max(scored_through) from {sums}").fetchall()[0][0]
+    labels["n_valid"] = np.bincount(per_leaf["cell_id"].to_numpy(dtype=np.intp),
+                                    weights=per_leaf["n_valid"].to_numpy(dtype=np.float64), minlength=len(labels))
+    scored_through = per_leaf["scored_through"].max() if len(per_leaf) else None
     return labels, sums, scored_through
 
 
