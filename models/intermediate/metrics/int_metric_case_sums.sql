@@ -71,6 +71,7 @@ touched as (
 ),
 {%- endif %}
 {%- for name, source in sources.items() %}
+{%- set rows = source.rows ~ (' and ' ~ source.cell ~ ' in (select answer_cell_key from touched)' if is_incremental() else '') %}
 
 {{ name }} as (
     -- a question's value: the mean over its samples, valid when every sample is; with one sample
@@ -83,10 +84,7 @@ touched as (
         {%- endfor %}
         bool_and({{ source.is_valid }}) as is_valid,
         max(scored_at) as scored_through
-    {{ source.rows }} and (select has_samples from sampling)
-    {%- if is_incremental() %}
-        and {{ source.cell }} in (select answer_cell_key from touched)
-    {%- endif %}
+    {{ rows }} and (select has_samples from sampling)
     group by question_id, answer_cell_key
     union all
     select
@@ -97,13 +95,8 @@ touched as (
         {%- endfor %}
         {{ source.is_valid }} as is_valid,
         scored_at as scored_through
-    {{ source.rows }} and not (select has_samples from sampling)
-    {%- if is_incremental() %}
-        and {{ source.cell }} in (select answer_cell_key from touched)
-    {%- endif %}
+    {{ rows }} and not (select has_samples from sampling)
 ),
-{%- endfor %}
-{%- for name, source in sources.items() %}
 
 {{ name }}_case_sums as (
     -- summed per case before the metrics are unnested: one row per answer cell, question slice and
