@@ -1,0 +1,60 @@
+"""Bounded memory (ingest/db.py duckdb_settings, profiles.yml): every DuckDB connection of a build,
+dbt's and the CLI's, runs under HINDSIGHT_MEMORY_LIMIT and spills to HINDSIGHT_TEMP_DIR, so a build
+larger than memory spills to disk instead of failing or taking the machine."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+
+from conftest import PROJECT, cli_env, new_warehouse
+from ingest.db import open_warehouse
+
+
+def as_duckdb_reports(limit: str) -> str:
+    """DuckDB shows a memory limit in MiB: what it shows for LIMIT."""
+    with duckdb.connect(config={"memory_limit": limit}) as con:
+        return con.execute("select current_setting('memory_limit')").fetchone()[0]
+
+
+def test_dbt_connects_with_the_memory_limit_and_spill_directory_of_the_environment(tmp_path):
+    db = new_warehouse(tmp_path)
+    spill = tmp_path / "spill"
+    run = subprocess.run(
+        [str(Path(sys.executable).parent / "dbt"), "show", "--quiet", "--output", "json", "--inline",
+         "select current_setting('memory_limit') as memory_limit, current_setting('temp_directory') as temp_directory"],
+        env=cli_env(db, {"HINDSIGHT_MEMORY_LIMIT": "700MB", "HINDSIGHT_TEMP_DIR": str(spill)}),
+        capture_output=True, text=True, cwd=PROJECT)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    shown = json.loads(run.stdout[run.stdout.index("{"):])["show"][0]
+    assert shown == {"memory_limit": as_duckdb_reports("700MB"), "temp_directory": str(spill)}
+
+
+def test_the_cli_defaults_to_3gb_and_a_spill_directory_beside_the_warehouse(tmp_path, monkeypatch):
+    monkeypatch.delenv("HINDSIGHT_MEMORY_LIMIT", raising=False)
+    monkeypatch.delenv("HINDSIGHT_TEMP_DIR", raising=False)
+    db = new_warehouse(tmp_path)
+    with open_warehouse(db) as con:
+        limit, temp = con.execute("select current_setting('memory_limit'), current_setting('temp_directory')").fetchone()
+    assert limit == as_duckdb_reports("3GB")
+    assert Path(temp) == Path(f"{db}.tmp")
+
+
+def test_a_query_larger_than_the_memory_limit_spills_to_the_temp_directory_and_completes(tmp_path, monkeypatch):
+    # a group by of 3 M string keys holds ~170 MB of hash table: under a 64 MB limit it must spill
+    monkeypatch.setenv("HINDSIGHT_MEMORY_LIMIT", "64MB")
+    monkeypatch.setenv("HINDSIGHT_TEMP_DIR", str(tmp_path / "spill"))
+    profile = tmp_path / "profile.json"
+    with open_warehouse(new_warehouse(tmp_path)) as con:
+        con.execute(f"pragma enable_profiling = 'json'; pragma profiling_output = '{profile}'")
+        groups, rows = con.execute("""
+            select count(*), sum(n)
+            from (select 'key-' || (range * 7919 % 3000000) as k, count(*) as n from range(6000000) group by k)""").fetchone()
+        con.execute("pragma disable_profiling")
+    assert (groups, rows) == (3_000_000, 6_000_000)
+    system = json.loads(profile.read_text())["system"]
+    assert system["peak_buffer_memory"] <= 64_000_000
+    assert system["total_bytes_spilled"] > 64_000_000, system
