@@ -14,6 +14,16 @@ touched as (
 ),
 {%- endif %}
 
+responses as (
+    select * from {{ ref('stg_raw__responses') }}
+    {%- if is_incremental() %}
+    -- filtered on the raw columns, not only through the join: the join's key (response_key) is
+    -- computed from load and line, so the scan could not skip the untouched groups' rows (at 100x a
+    -- new model's provenance took 1.4 s of joining 17.9 M raw answers, 0.15 s this way)
+    semi join touched using (model, prompt_variant)
+    {%- endif %}
+),
+
 answers as (
     -- the scored answers with their question's cohort and their raw row's provenance, joined here
     -- (fct_answers joins every answer's provenance through a grouping, for its readers that need none)
@@ -31,7 +41,7 @@ answers as (
         responses.reported_model,
         responses.loaded_at
     from {{ ref('int_answers_scored') }} as scored
-    inner join {{ ref('stg_raw__responses') }} as responses on responses.response_key = scored.response_key
+    inner join responses on responses.response_key = scored.response_key
     inner join {{ ref('int_questions_positioned') }} as questions on questions.question_id = scored.question_id
     {%- if is_incremental() %}
     semi join touched on touched.model = scored.model and touched.prompt_variant = scored.prompt_variant
