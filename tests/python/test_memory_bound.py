@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from conftest import PROJECT, cli_env, new_warehouse
 from ingest.db import open_warehouse
@@ -43,18 +44,26 @@ def test_the_cli_defaults_to_3gb_and_a_spill_directory_beside_the_warehouse(tmp_
     assert Path(temp) == Path(f"{db}.tmp")
 
 
+# a group by of 3 M string keys holds ~170 MB of hash table: under a 64 MB limit it must spill
+LARGER_THAN_64MB = """
+    select count(*), sum(n)
+    from (select 'key-' || (range * 7919 % 3000000) as k, count(*) as n from range(6000000) group by k)"""
+
+
 def test_a_query_larger_than_the_memory_limit_spills_to_the_temp_directory_and_completes(tmp_path, monkeypatch):
-    # a group by of 3 M string keys holds ~170 MB of hash table: under a 64 MB limit it must spill
     monkeypatch.setenv("HINDSIGHT_MEMORY_LIMIT", "64MB")
     monkeypatch.setenv("HINDSIGHT_TEMP_DIR", str(tmp_path / "spill"))
     profile = tmp_path / "profile.json"
     with open_warehouse(new_warehouse(tmp_path)) as con:
         con.execute(f"pragma enable_profiling = 'json'; pragma profiling_output = '{profile}'")
-        groups, rows = con.execute("""
-            select count(*), sum(n)
-            from (select 'key-' || (range * 7919 % 3000000) as k, count(*) as n from range(6000000) group by k)""").fetchone()
+        groups, rows = con.execute(LARGER_THAN_64MB).fetchone()
         con.execute("pragma disable_profiling")
     assert (groups, rows) == (3_000_000, 6_000_000)
     system = json.loads(profile.read_text())["system"]
     assert system["peak_buffer_memory"] <= 64_000_000
     assert system["total_bytes_spilled"] > 64_000_000, system
+    # and it spills where it was told: a directory that cannot be made fails the query, naming it
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("HINDSIGHT_TEMP_DIR", str(tmp_path / "a-file" / "spill"))
+    with open_warehouse(new_warehouse(tmp_path, "other")) as con, pytest.raises(duckdb.IOException, match="a-file/spill"):
+        con.execute(LARGER_THAN_64MB).fetchone()
