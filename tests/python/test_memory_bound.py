@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 from conftest import PROJECT, cli_env, new_warehouse
-from ingest.db import open_warehouse
+from ingest.db import DEFAULT_MEMORY_LIMIT, open_warehouse
 
 
 def as_duckdb_reports(limit: str) -> str:
@@ -21,17 +21,24 @@ def as_duckdb_reports(limit: str) -> str:
         return con.execute("select current_setting('memory_limit')").fetchone()[0]
 
 
-def test_dbt_connects_with_the_memory_limit_and_spill_directory_of_the_environment(tmp_path):
-    db = new_warehouse(tmp_path)
-    spill = tmp_path / "spill"
+def dbt_settings(db: Path, env: dict) -> dict:
+    """The memory limit and spill directory of dbt's connection to DB under ENV (the profile's)."""
     run = subprocess.run(
         [str(Path(sys.executable).parent / "dbt"), "show", "--quiet", "--output", "json", "--inline",
          "select current_setting('memory_limit') as memory_limit, current_setting('temp_directory') as temp_directory"],
-        env=cli_env(db, {"HINDSIGHT_MEMORY_LIMIT": "700MB", "HINDSIGHT_TEMP_DIR": str(spill)}),
-        capture_output=True, text=True, cwd=PROJECT)
+        env=env, capture_output=True, text=True, cwd=PROJECT)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    shown = json.loads(run.stdout[run.stdout.index("{"):])["show"][0]
-    assert shown == {"memory_limit": as_duckdb_reports("700MB"), "temp_directory": str(spill)}
+    return json.loads(run.stdout[run.stdout.index("{"):])["show"][0]
+
+
+def test_dbt_connects_with_the_memory_limit_and_spill_directory_of_the_environment(tmp_path):
+    db = new_warehouse(tmp_path)
+    spill = tmp_path / "spill"
+    told = cli_env(db, {"HINDSIGHT_MEMORY_LIMIT": "700MB", "HINDSIGHT_TEMP_DIR": str(spill)})
+    assert dbt_settings(db, told) == {"memory_limit": as_duckdb_reports("700MB"), "temp_directory": str(spill)}
+    # unset, the profile's defaults are the CLI's (written twice: profiles.yml cannot import ingest.db)
+    untold = {k: v for k, v in cli_env(db).items() if k not in ("HINDSIGHT_MEMORY_LIMIT", "HINDSIGHT_TEMP_DIR")}
+    assert dbt_settings(db, untold) == {"memory_limit": as_duckdb_reports(DEFAULT_MEMORY_LIMIT), "temp_directory": f"{db}.tmp"}
 
 
 def test_the_cli_defaults_to_3gb_and_a_spill_directory_beside_the_warehouse(tmp_path, monkeypatch):
@@ -40,7 +47,7 @@ def test_the_cli_defaults_to_3gb_and_a_spill_directory_beside_the_warehouse(tmp_
     db = new_warehouse(tmp_path)
     with open_warehouse(db) as con:
         limit, temp = con.execute("select current_setting('memory_limit'), current_setting('temp_directory')").fetchone()
-    assert limit == as_duckdb_reports("3GB")
+    assert limit == as_duckdb_reports("3GB") == as_duckdb_reports(DEFAULT_MEMORY_LIMIT)
     assert Path(temp) == Path(f"{db}.tmp")
 
 
