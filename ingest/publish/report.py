@@ -434,19 +434,19 @@ def provenance(report: Report, db: Path) -> dict:
     }
 
 
-def _ready() -> None:
-    """A worker's first job: it exists (and has what the parent imported) before any figure is asked for."""
-
-
 def _figure_pool() -> ProcessPoolExecutor:
-    """The figure workers, started before the warehouse is opened: forked on Linux (they inherit the
-    parent's imports: matplotlib, pandas), while the parent still runs no DuckDB thread, which a
-    fork must not copy mid-flight; spawned elsewhere (macOS frameworks are not fork-safe)."""
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
-    pool = ProcessPoolExecutor(FIGURE_WORKERS, mp_context=multiprocessing.get_context(method))
-    for started in [pool.submit(_ready) for _ in range(FIGURE_WORKERS)]:
-        started.result()
-    return pool
+    """The figure workers. On Linux they fork from a forkserver: a fresh interpreter that imports the
+    figure code (matplotlib, pandas) once and forks each worker from itself, so a worker inherits the
+    imports but none of the parent's threads (DuckDB's, a caller's), which a plain fork copies
+    mid-flight (a worker forked from a busy test process crashed in its garbage collector). Spawned
+    elsewhere (macOS frameworks are not fork-safe). The server starts in the background while the
+    parent runs its queries, and serves every later report of the process."""
+    if sys.platform.startswith("linux"):
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["ingest.publish.figures", "ingest.publish.report"])
+    else:
+        context = multiprocessing.get_context("spawn")
+    return ProcessPoolExecutor(FIGURE_WORKERS, mp_context=context)
 
 
 def write_report(db: Path, out: Path) -> Path:
