@@ -17,9 +17,16 @@
 
 {#- one metric's per-case sum in int_metric_case_sums: its name, the sum and counts of the questions
     that have a value (NULL: not defined for the eval target, or not judged yet), and the newest
-    score among them -#}
-{% macro metric_case_sum(value, is_valid, scored_through) -%}
+    score among them. `alone`: the sum over one question's row, without a group by (the same values
+    and types as the aggregates give for a group of that one row) -#}
+{% macro metric_case_sum(value, is_valid, scored_through, alone=false) -%}
+    {%- if alone %}
+    {'metric': '{{ value.split('.')[-1] }}', 'value_sum': {{ value }}, 'n_questions': cast({{ value }} is not null as bigint),
+        'n_valid': cast({{ value }} is not null and coalesce({{ is_valid }}, false) as bigint),
+        'scored_through': case when {{ value }} is not null then {{ scored_through }} end}
+    {%- else %}
     {'metric': '{{ value.split('.')[-1] }}', 'value_sum': sum({{ value }}), 'n_questions': count({{ value }}),
         'n_valid': count({{ value }}) filter (where {{ is_valid }}),
         'scored_through': max({{ scored_through }}) filter (where {{ value }} is not null)}
+    {%- endif %}
 {%- endmacro %}

@@ -25,7 +25,9 @@ questions as (
         questions.question_id,
         {{ metric_slice_key('questions.cohort', 'questions.format', 'questions.options_type', 'questions.eval_target') }}
             as slice_key,
-        cast(cases.case_index as integer) as case_index
+        cast(cases.case_index as integer) as case_index,
+        -- whether another question of the case falls in the same slice: only those need summing
+        count(*) over (partition by questions.cohort, cases.case_index, slice_key) > 1 as shares_slice
     from {{ ref('int_questions_positioned') }} as questions
     inner join {{ ref('int_bootstrap_cases') }} as cases
         on cases.cohort = questions.cohort and cases.case_id = questions.case_id
@@ -73,7 +75,7 @@ touched as (
 {%- for name, source in sources.items() %}
 {%- set rows = source.rows ~ (' and ' ~ source.cell ~ ' in (select answer_cell_key from touched)' if is_incremental() else '') %}
 
-{{ name }} as (
+{{ name }} as not materialized (
     -- a question's value: the mean over its samples, valid when every sample is; with one sample
     -- each (no sample index above 0) a row is its question's value and the group by is skipped
     select
@@ -100,21 +102,28 @@ touched as (
 
 {{ name }}_case_sums as (
     -- summed per case before the metrics are unnested: one row per answer cell, question slice and
-    -- case carries each metric's sum, count and valid count (fewer rows to group, all keys integers)
+    -- case carries each metric's sum, count and valid count (fewer rows to group, all keys integers).
+    -- A question alone in its slice of its case is that case's sum as it stands: only questions that
+    -- share a slice are grouped (at 100x the paper's cases a case's ten questions fall in nine
+    -- slices, and grouping every row into nearly as many groups was most of this model's time)
     select answer_cell_key, slice_key, case_index, unnest(sums, recursive := true)
     from (
+        {%- for alone in [true, false] %}
         select
             {{ name }}.answer_cell_key,
             questions.slice_key,
             questions.case_index,
             [
                 {%- for metric in source.metrics %}
-                {{ metric_case_sum(name ~ '.' ~ metric, name ~ '.is_valid', name ~ '.scored_through') }}{{ ',' if not loop.last }}
+                {{ metric_case_sum(name ~ '.' ~ metric, name ~ '.is_valid', name ~ '.scored_through', alone) }}{{ ',' if not loop.last }}
                 {%- endfor %}
             ] as sums
         from {{ name }}
         inner join questions on questions.question_id = {{ name }}.question_id
-        group by all
+        where {{ 'not ' if alone }}questions.shares_slice
+        {{- '\n        group by all' if not alone }}
+        {{- '\n        union all' if alone }}
+        {%- endfor %}
     )
 ),
 {%- endfor %}
