@@ -52,7 +52,7 @@ def case_index(seed: int, key: int, replicate, draw, n: int):
 def weights(seed: int, cohort: str, n_cases: int, replicates: int, chunk: int = 256) -> np.ndarray:
     """(replicates x n_cases) multiplicities: how often each case is drawn. Chunks of replicates are
     drawn on every core (numpy's integer kernels release the GIL; each chunk fills its own rows):
-    at 100x the paper's cases 1.4 s -> 0.7 s on two cores, the same numbers."""
+    at 100x the paper's cases 1.3-1.5 s -> 0.7-0.9 s on two cores, the same numbers."""
     key = cohort_key(cohort)
     out = np.zeros((replicates, n_cases), dtype=np.float64)
     draws = np.arange(n_cases, dtype=np.int64)[None, :]
