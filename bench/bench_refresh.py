@@ -73,16 +73,16 @@ def reference_seconds(db: Path, replicates: int = 2000) -> dict[str, float]:
     windows over the 20 M sums: 57 s on a day this version takes 17 s, most of it the windows.)"""
     started = time.perf_counter()
     with duckdb.connect(str(db), read_only=True) as con:
-        # cohorts as numbers (20 M strings to compare in numpy cost more than the matrix product)
-        cohorts = dict(con.execute("select distinct cast(dense_rank() over (order by cohort) as integer), cohort "
-                                   "from intermediate.int_bootstrap_cases").fetchall())
+        # cohorts as numbers (20 M strings to compare in numpy cost more than the matrix product),
+        # numbered once for the aggregate and for reading its rows back
+        con.execute("""
+            create temp table cases as
+            select cohort, case_id, cast(case_index as integer) as case_index,
+                   cast(dense_rank() over (order by cohort) as integer) as cohort_index
+            from intermediate.int_bootstrap_cases""")
+        cohorts = dict(con.execute("select distinct cohort_index, cohort from cases").fetchall())
         sums = con.execute("""
-            with cases as (
-                select cohort, case_id, cast(case_index as integer) as case_index,
-                       cast(dense_rank() over (order by cohort) as integer) as cohort_index
-                from intermediate.int_bootstrap_cases
-            ),
-            questions as (
+            with questions as (
                 select questions.question_id, cases.cohort_index, cases.case_index, questions.format,
                        coalesce(questions.options_type, '') as options_type
                 from intermediate.int_questions_positioned as questions
