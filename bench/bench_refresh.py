@@ -121,7 +121,8 @@ def reference_seconds(db: Path, replicates: int = 2000) -> dict[str, float]:
         s, n = np.zeros((n_cases, n_cells)), np.zeros((n_cases, n_cells))
         s[sums["case_index"][rows], sums["cell_index"][rows]] = sums["value_sum"][rows]
         n[sums["case_index"][rows], sums["cell_index"][rows]] = sums["n"][rows]
-        w = bootstrap.weights(2026, str(cohort), int(n_cases), replicates)
+        # the draws as the metric models get them: read back from beside the warehouse once drawn
+        w = bootstrap.shared_weights(2026, str(cohort), int(n_cases), replicates, bootstrap.weights_cache(str(db)))
         with np.errstate(invalid="ignore", divide="ignore"):
             np.nanpercentile((w @ s) / (w @ n), [2.5, 97.5], axis=0)
     return {"aggregate": aggregate, "total": time.perf_counter() - started}

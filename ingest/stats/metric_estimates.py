@@ -95,7 +95,7 @@ def cohort_matrices(session, sums, cohort, n_cases, labels, slices):
             mine["n_valid"].to_numpy(dtype=np.float64))
 
 
-def cohort_estimates(session, sums, cohort, n_cases, all_labels, replicates, seed, leaf, slices, rollups, method):
+def cohort_estimates(session, sums, cohort, n_cases, all_labels, replicates, seed, leaf, slices, rollups, method, cache=None):
     """Statistics of the leaf cells (grouping `leaf`) and of every rollup grouping (name: key columns)."""
     labels, value_sum, n_questions, n_valid = cohort_matrices(session, sums, cohort, n_cases, all_labels, slices)
     frames, memberships = [labels[CELL + slices].assign(grouping=leaf)], []
@@ -106,7 +106,7 @@ def cohort_estimates(session, sums, cohort, n_cases, all_labels, replicates, see
         memberships.append(membership)
         frames.append(pd.DataFrame(list(group_keys), columns=keys).assign(grouping=name))
     groups = np.hstack(memberships) if memberships else None
-    stats = bootstrap.cell_statistics(value_sum, n_questions, bootstrap.shared_weights(seed, cohort, n_cases, replicates),
+    stats = bootstrap.cell_statistics(value_sum, n_questions, bootstrap.shared_weights(seed, cohort, n_cases, replicates, cache),
                                       groups=groups, method=method)
     frame = pd.concat(frames, ignore_index=True).reindex(columns=["grouping", *CELL, *slices]).astype(object)
     frame = frame.where(frame.notna(), None)          # the slice columns a rollup leaves out are NULL
@@ -132,7 +132,11 @@ def estimates(session, sums: str, cells: str, cases: str, replicates: int, seed:
     only = changed_answer_cells(sums, this, replicates, seed, method) if this else None
     labels, sums, scored_through = per_case_sums(session, sums, cells, slices, only)
     sizes = dict(session.sql(f"select cohort, max(n_cases) from {cases} group by cohort").fetchall())
-    frames = [cohort_estimates(session, sums, cohort, int(sizes[cohort]), labels, replicates, seed, leaf, slices, rollups, method)
+    # the draws are kept beside the warehouse file: the next build of the same cohorts reads them back
+    cache = bootstrap.weights_cache(session.execute(
+        "select path from duckdb_databases() where database_name = current_database()").fetchall()[0][0])
+    frames = [cohort_estimates(session, sums, cohort, int(sizes[cohort]), labels, replicates, seed, leaf, slices, rollups,
+                               method, cache)
               for cohort in sorted(set(labels["cohort"]))]
 
     columns_out = ["grouping", "cohort", *CELL, *slices, *STATS, *COUNTS]

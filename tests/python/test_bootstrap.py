@@ -79,6 +79,43 @@ def test_shared_weights_are_the_draws_computed_once_and_read_only():
     assert not shared.flags.writeable
 
 
+def test_cached_weights_are_read_back_by_the_next_build_and_redrawn_when_damaged(tmp_path, monkeypatch):
+    """The draws kept beside a warehouse: the next process (lru cache cleared) reads them instead of
+    drawing; a file cut short, of another shape or whose replicates do not draw n cases is drawn again
+    and replaced; a folder that cannot be written costs only the draws."""
+    drawn = bootstrap.weights(5, "kept", 300, 400)
+    first = bootstrap.shared_weights(5, "kept", 300, 400, tmp_path)
+    path = bootstrap.cached_weights_path(tmp_path, 5, "kept", 300, 400)
+    assert np.array_equal(first, drawn) and path.exists()
+    assert np.load(path).dtype == np.uint8             # multiplicities, stored small
+
+    def no_draws(*args, **kwargs):
+        raise AssertionError("drew again instead of reading the kept draws")
+
+    bootstrap._shared.cache_clear()
+    with monkeypatch.context() as patch:
+        patch.setattr(bootstrap, "weights", no_draws)
+        again = bootstrap.shared_weights(5, "kept", 300, 400, tmp_path)
+    assert np.array_equal(again, drawn) and again.dtype == np.float64 and not again.flags.writeable
+
+    stored = np.load(path)
+    one_more = stored.copy()
+    one_more[3, 0] += 1                                  # replicate 3 draws n + 1 cases
+    damages = {"cut short": lambda: path.write_bytes(path.read_bytes()[:200]),
+               "another shape": lambda: np.save(path, stored[:, :10]),
+               "a replicate of n + 1 draws": lambda: np.save(path, one_more)}
+    for why, damage in damages.items():
+        damage()
+        bootstrap._shared.cache_clear()
+        assert np.array_equal(bootstrap.shared_weights(5, "kept", 300, 400, tmp_path), drawn), why
+        assert np.array_equal(np.load(path), stored), why                # replaced by the right draws
+
+    blocked = tmp_path / "file"
+    blocked.write_text("a file where the folder should be")
+    bootstrap._shared.cache_clear()
+    assert np.array_equal(bootstrap.shared_weights(5, "kept", 300, 400, blocked / "bootstrap"), drawn)
+
+
 def test_replicate_counts_are_one_product_per_distinct_count_column():
     """Cells answered on the same questions share their per-case counts: their replicate counts come
     from one product per distinct column, exactly the full product's; a column that differs in one
