@@ -75,9 +75,11 @@ touched as (
 {%- for name, source in sources.items() %}
 {%- set rows = source.rows ~ (' and ' ~ source.cell ~ ' in (select answer_cell_key from touched)' if is_incremental() else '') %}
 
-{{ name }} as not materialized (
+{{ name }} as {{ '' if is_incremental() else 'not ' }}materialized (
     -- a question's value: the mean over its samples, valid when every sample is; with one sample
-    -- each (no sample index above 0) a row is its question's value and the group by is skipped
+    -- each (no sample index above 0) a row is its question's value and the group by is skipped.
+    -- Read twice below: a full build reads the table twice rather than copy every row; an
+    -- incremental one copies the few touched rows once rather than filter the whole table twice
     select
         question_id,
         {{ source.cell }} as answer_cell_key,
