@@ -1,9 +1,10 @@
 """Refresh at scale (issue 16): the scored facts are incremental, and an incremental build equals a
 build from scratch, mart for mart and row for row, after each kind of change it tracks: a new
 model's answers, newer answers in existing cells (the newest one of a cell changes), a new judgment
-of an existing free response, and a change to the scoring code (every answer re-scored)."""
+of an existing free response, a reloaded question, and a change to the scoring code (every answer re-scored)."""
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -76,6 +77,23 @@ def test_incremental_builds_equal_builds_from_scratch(demo_warehouse, tmp_path):
                             and visibility = ? and prompt_variant = ? and is_latest_in_cell""", list(judged[:5]))
     assert rescored == [(line["accuracy_score"], "people:panel-1")]
     full_refresh_equals(db, tmp_path, "new-judgment")
+
+    # a reloaded question (its reference answer flipped): its answers alone are scored again
+    question_id, cohort, payload = query(db, """select q.question_id, q.cohort, q.payload from raw.questions q
+        inner join dim_questions d using (question_id)
+        where d.format = 'true/false' and d.eval_target in ('accuracy', 'both') order by 1 limit 1""")[0]
+    reloaded = {**json.loads(payload), "question_id": question_id, "cohort": cohort}
+    reloaded["correct_answer"] = "false" if reloaded["correct_answer"].lower() == "true" else "true"
+    accuracy = "select sum(acc) from fct_answers where question_id = ? and is_latest_in_cell and parse_status = 'valid'"
+    valid = scalar(db, "select count(*) from fct_answers where question_id = ? and is_latest_in_cell and parse_status = 'valid'",
+                   [question_id])
+    right_before = scalar(db, accuracy, [question_id])
+    reload_at = scalar(db, "select max(scored_at) from fct_answers")
+    hindsight(db, "load", "questions", write_jsonl(tmp_path / "reloaded.jsonl", [reloaded]))
+    hindsight(db, "build", *fast)
+    assert valid > 0 and scalar(db, accuracy, [question_id]) == valid - right_before       # every valid answer flips
+    assert scalar(db, "select count(distinct question_id) from fct_answers where scored_at > ?", [reload_at]) == 1
+    full_refresh_equals(db, tmp_path, "reloaded-question")
 
     # other bootstrap settings re-estimate every cell, and the default ones again
     hindsight(db, "build", *fast, "--vars", "{bootstrap_replicates: 200}")
