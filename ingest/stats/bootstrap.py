@@ -84,7 +84,8 @@ def cached_weights_path(folder: Path, seed: int, cohort: str, n_cases: int, repl
 
 def _read_cached(path: Path, n_cases: int, replicates: int) -> np.ndarray | None:
     """The multiplicities stored at PATH, or None when there is none or it is not what it should be
-    (cut short, another shape or type): then they are drawn again and the file replaced."""
+    (cut short, another shape or type, a replicate that does not draw n cases): then they are drawn
+    again and the file replaced."""
     try:
         stored = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError):
@@ -129,7 +130,7 @@ def shared_weights(seed: int, cohort: str, n_cases: int, replicates: int, cache:
     dbt process, often at once, and draw the same replicates of the same cohorts. With `cache` (a
     folder: the estimators use the one beside the warehouse, see weights_cache) the draws are also
     kept across builds: a build that adds a model draws nothing (at 100x the paper's cases the draws
-    take 1.5 s, reading them back 0.1 s)."""
+    take 1.5 s, reading them back 0.2 s)."""
     with _SHARED_LOCK:
         return _shared(seed, cohort, n_cases, replicates, cache)
 
