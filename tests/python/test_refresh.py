@@ -84,9 +84,9 @@ def test_incremental_builds_equal_builds_from_scratch(demo_warehouse, tmp_path):
         where d.format = 'true/false' and d.eval_target in ('accuracy', 'both') order by 1 limit 1""")[0]
     reloaded = {**json.loads(payload), "question_id": question_id, "cohort": cohort}
     reloaded["correct_answer"] = "false" if reloaded["correct_answer"].lower() == "true" else "true"
-    accuracy = "select sum(acc) from fct_answers where question_id = ? and is_latest_in_cell and parse_status = 'valid'"
-    valid = scalar(db, "select count(*) from fct_answers where question_id = ? and is_latest_in_cell and parse_status = 'valid'",
-                   [question_id])
+    valid_answers = "from fct_answers where question_id = ? and is_latest_in_cell and parse_status = 'valid'"
+    accuracy = f"select sum(acc) {valid_answers}"
+    valid = scalar(db, f"select count(*) {valid_answers}", [question_id])
     right_before = scalar(db, accuracy, [question_id])
     reload_at = scalar(db, "select max(scored_at) from fct_answers")
     hindsight(db, "load", "questions", write_jsonl(tmp_path / "reloaded.jsonl", [reloaded]))
