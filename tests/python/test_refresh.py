@@ -139,3 +139,29 @@ def test_the_key_tests_of_the_incremental_facts_catch_a_key_the_newest_build_rep
               "fct_answer_texts"]
     assert len(failed) == len(models) and all(any(name.startswith(f"newest_keys_unique_{m}_") for name in failed)
                                               for m in models), failed
+
+
+def test_a_key_checked_as_bitmaps_fails_on_a_repeated_position_or_two_rows_without_one(tmp_path):
+    """newest_keys_unique with dense_within, from scratch: a group whose positions repeat, or that has two
+    rows without a position, fails with its repeated keys listed; distinct positions in every group pass."""
+    db = tmp_path / "bitmap.duckdb"
+    project = tmp_path / "project"
+    (project / "models").mkdir(parents=True)
+    shutil.copytree(PROJECT / "tests" / "dbt" / "generic", project / "tests" / "generic")
+    (project / "dbt_project.yml").write_text("name: bitmap\nversion: '1.0.0'\nconfig-version: 2\nprofile: hindsight\n")
+    shutil.copy(PROJECT / "profiles.yml", project / "profiles.yml")
+    (project / "models" / "keyed.sql").write_text("select * from read_csv('rows.csv')")
+    (project / "models" / "keyed.yml").write_text(
+        "models:\n  - name: keyed\n    data_tests:\n      - newest_keys_unique:\n          arguments:\n"
+        "            combination_of_columns: [grp, pos]\n            newest_by: built\n"
+        "            dense_within: {group: grp, position: pos}\n")
+    cases = {"distinct": ("a,0\na,1\nb,1\nb,7\n,3\n", 0), "repeated": ("a,0\na,1\nb,1\nb,1\nb,1\n,1\n,1\n", 2),
+             "unpositioned": ("a,0\na,\na,\nb,\n", 1)}
+    for name, (rows, failures) in cases.items():
+        (project / "rows.csv").write_text("grp,pos,built\n" + "".join(f"{line},1\n" for line in rows.splitlines()))
+        done = subprocess.run([dbt_executable(), "build", "--project-dir", str(project), "--profiles-dir", str(project)],
+                              env=cli_env(db), capture_output=True, text=True, cwd=project)
+        assert (done.returncode == 0) == (failures == 0), (name, done.stdout[-2000:])
+        result = next(r for r in dbt_results(db) if r["unique_id"].startswith("test."))
+        assert result["failures"] == failures, (name, result)
+        assert "bitstring_agg" in result["compiled_code"], name
