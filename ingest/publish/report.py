@@ -9,34 +9,30 @@ DIR/index.html plus DIR/figures/*.svg: no script, no network.
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
-import os
 import pickle
 import re
 import shutil
-import sys
 from collections.abc import Callable
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import partial
+from importlib.metadata import version
 from pathlib import Path
 
 import duckdb
 import jinja2
-import matplotlib
 import pandas as pd
-from matplotlib.figure import Figure
 
 from ingest.db import PROJECT_DIR, open_warehouse
 from ingest.errors import InputError
-from ingest.publish import figures, leaderboard
+from ingest.publish import interval_figures, leaderboard
 from ingest.publish.marts import public_marts
+from ingest.publish.palette import CONDITIONS, condition_label
 
 ANALYSES = PROJECT_DIR / "analyses"
 TEMPLATE = Path(__file__).with_name("report_template.html")
 FIGURE_FILE = re.compile(r"^\d{2,}-[a-z0-9-]+\.svg$")
-FIGURE_WORKERS = max(1, len(os.sched_getaffinity(0)))
 REF = re.compile(r"\{\{\s*ref\(\s*['\"]([A-Za-z0-9_]+)['\"]\s*\)\s*\}\}")
 # Every kind of block a fully loaded warehouse shows (the browser test checks them on the demo).
 KINDS = ["overview", "terms", "figure-3", "figure-4", "figure-e7", "figure-e8", "figure-e9", "figure-f1", "figure-f2",
@@ -83,7 +79,8 @@ def analysis_sql(name: str) -> str:
 
 
 # what a drawn figure depends on besides its rows: the drawing code and matplotlib
-DRAWING = hashlib.sha256(Path(figures.__file__).read_bytes() + matplotlib.__version__.encode()).hexdigest()
+DRAWING = hashlib.sha256(Path(__file__).with_name("figures.py").read_bytes() + Path(interval_figures.__file__).read_bytes()
+                         + version("matplotlib").encode()).hexdigest()
 
 
 def _drawing_key(draw: partial) -> str:
@@ -97,15 +94,26 @@ def _drawing_key(draw: partial) -> str:
     return hashlib.sha256(DRAWING.encode() + pickle.dumps(parts)).hexdigest()
 
 
-def _draw_and_save(draw: Callable[[], Figure], path: Path, keep: Path) -> None:
-    figures.save(draw(), path)
+def matplotlib_figure(name: str, *args):
+    """The figure ingest.publish.figures.NAME draws of ARGS. Imported here, in the figure thread beside
+    the queries, and only by a report that has such a figure: matplotlib's imports take 0.7 s."""
+    from ingest.publish import figures
+    return getattr(figures, name)(*args)
+
+
+def _draw_and_save(draw: Callable, path: Path, keep: Path) -> None:
+    drawn = draw()
+    if isinstance(drawn, interval_figures.IntervalFigure):
+        path.write_text(drawn.svg(), encoding="utf-8")
+    else:
+        from ingest.publish import figures
+        figures.save(drawn, path)
     shutil.copyfile(path, keep)
 
 
 class Report:
-    """The report being written: its queries run here, its figures are drawn and saved by `pool`'s
-    worker processes (matplotlib is single-threaded and the figures are independent) while the
-    queries go on; `wait` returns when every figure is on disk. A figure drawn by an earlier report
+    """The report being written: its queries run here, its figures are drawn and saved by `pool`
+    (one thread: see _figure_pool) while the queries go on; `wait` returns when every figure is on disk. A figure drawn by an earlier report
     into the same folder from the same rows with the same code is copied, not drawn again
     (DIR/.drawn/, keyed by a hash of the drawing call and its arguments; figures/ holds exactly the
     figures shown)."""
@@ -131,7 +139,7 @@ class Report:
         return self.con.execute(analysis_sql(name)).df()
 
     def figure(self, kind: str, title: str, analyses: list[str], draw: partial, alt: str, caption: str = "") -> Block:
-        """A block with the figure `draw` makes (a partial of a figures function: it runs in a worker process)."""
+        """A block with the figure `draw` makes (a partial of a figures function: it runs in the pool)."""
         self.count += 1
         file_name = f"{self.count:02d}-{kind}.svg"
         keep = self.drawn_dir / f"{_drawing_key(draw)}.svg"
@@ -183,15 +191,15 @@ def _metrics_table(cells: pd.DataFrame) -> str:
     columns = [("acc", "full", "Acc full"), ("acc", "masked", "Acc masked"), ("htr", "full", "HTR full"),
                ("htr", "masked", "HTR masked"), ("delta_acc", "paired", "ΔAcc"), ("delta_htr", "paired", "ΔHTR"),
                ("air", "paired", "AIR"), ("hbr", "paired", "HBR")]
+    found = {(row["condition"], row["metric"], row["visibility"]): row for row in cells.to_dict("records")}
     lines = []
-    for condition in figures.CONDITIONS:
-        mine = cells[cells["condition"] == condition]
-        if mine.empty:
+    for condition in CONDITIONS:
+        if not any(key[0] == condition for key in found):
             continue
-        line = {"condition": figures.condition_label(condition)}
+        line = {"condition": condition_label(condition)}
         for metric, visibility, label in columns:
-            hit = mine[(mine["metric"] == metric) & (mine["visibility"] == visibility)]
-            line[label] = _interval(hit.iloc[0]) if len(hit) else "—"
+            hit = found.get((condition, metric, visibility))
+            line[label] = _interval(hit) if hit is not None else "—"
         lines.append(line)
     return pd.DataFrame(lines).to_html(index=False, border=0, classes="numbers", escape=True)
 
@@ -221,11 +229,11 @@ def per_model_section(report: Report, standard: pd.DataFrame) -> Section:
         cohorts = sorted(mine["cohort"].unique())
         section.blocks.append(report.figure(
             "figure-3", f"Figure 3 — {model}: Acc and HTR per condition, full vs masked", ["report_metrics"],
-            partial(figures.individual_metrics, mine, cohorts, f"{model}: Acc and HTR per input condition", VISIBILITY_SERIES),
+            partial(interval_figures.individual_metrics, mine, cohorts, f"{model}: Acc and HTR per input condition", VISIBILITY_SERIES),
             f"Accuracy and hindsight trap rate of {model} per condition, full and masked, with 95% CIs"))
         section.blocks.append(report.figure(
             "figure-4", f"Figure 4 — {model}: ΔAcc, ΔHTR, AIR and HBR per paired condition", ["report_metrics"],
-            partial(figures.paired_metrics, mine, cohorts, f"{model}: hindsight-bias metrics per paired condition",
+            partial(interval_figures.paired_metrics, mine, cohorts, f"{model}: hindsight-bias metrics per paired condition",
                                    [("paired", {"visibility": "paired"})]),
             f"Paired hindsight-bias metrics of {model} with 95% CIs"))
         for cohort in cohorts:
@@ -246,7 +254,7 @@ def cross_model_section(report: Report, standard: pd.DataFrame) -> Section:
             ("figure-e8", "Figure E.8 — hindsight trap rate across models", [("htr", "full"), ("htr", "masked")]),
             ("figure-e9", "Figure E.9 — paired hindsight-bias metrics across models", PAIRED_ROWS)]:
         section.blocks.append(report.figure(kind, title, ["report_metrics"],
-                                            partial(figures.cross_model, standard, cohorts, models, rows, title),
+                                            partial(interval_figures.cross_model, standard, cohorts, models, rows, title),
                                             f"{title}, models as coloured series with 95% CIs"))
     return section
 
@@ -266,11 +274,11 @@ def prompt_variant_section(report: Report, metrics: pd.DataFrame) -> Section:
                   for p in ("standard", "warning") for v in ("full", "masked")]
         section.blocks.append(report.figure(
             "figure-f1", f"Figure F.1 — {model}: Acc and HTR under both prompt versions", ["report_metrics"],
-            partial(figures.individual_metrics, mine, cohorts, f"{model}: standard vs warning prompt", series),
+            partial(interval_figures.individual_metrics, mine, cohorts, f"{model}: standard vs warning prompt", series),
             f"Accuracy and HTR of {model} under the standard and warning prompts with 95% CIs"))
         section.blocks.append(report.figure(
             "figure-f2", f"Figure F.2 — {model}: paired metrics under both prompt versions", ["report_metrics"],
-            partial(figures.paired_metrics, mine, cohorts, f"{model}: standard vs warning prompt",
+            partial(interval_figures.paired_metrics, mine, cohorts, f"{model}: standard vs warning prompt",
                                    [(p, {"prompt_variant": p}) for p in ("standard", "warning")]),
             f"Paired metrics of {model} under both prompts with 95% CIs"))
     return section
@@ -280,7 +288,7 @@ def cutoff_section(report: Report) -> Section:
     section = Section("cutoff-positions", "Appendix D: where the masking cutoffs fall",
                       "RelPos(q): chronological index of the cutoff event in the reference TTS, scaled to [0, 1].")
     section.blocks.append(report.figure_or_note(
-        "figure-d1", "Figure D.1 — ECDF of relative cutoff positions", "report_relpos_ecdf", figures.relpos_ecdf,
+        "figure-d1", "Figure D.1 — ECDF of relative cutoff positions", "report_relpos_ecdf", partial(matplotlib_figure, "relpos_ecdf"),
         "Empirical CDF of RelPos per cohort", "No question has a defined RelPos yet: load cases and questions."))
     section.blocks.append(Block("table-d1", "Table D.1 — distribution of RelPos(q)", ["report_relpos_table"],
                                 table=_table(report.rows("report_relpos_table"))))
@@ -299,7 +307,7 @@ def breakdown_section(report: Report) -> Section:
             mine = cells[cells["cohort"] == cohort]
             title = f"{cohort}: metrics by {label}"
             section.blocks.append(report.figure(kind, title, [name],
-                                                partial(figures.sliced, mine, sorted(mine["model"].unique()), columns, title),
+                                                partial(interval_figures.sliced, mine, sorted(mine["model"].unique()), columns, title),
                                                 f"{title}, with 95% CIs"))
     section.empty = None if section.blocks else NO_ANSWERS
     return section
@@ -310,10 +318,10 @@ def quality_section(report: Report) -> Section:
                       "What was left out of the metrics and why: quarantined TTS lines, unparseable answers, "
                       "replies cut off by the token limit, and paired questions missing one side.")
     section.blocks.append(report.figure_or_note(
-        "tts-quarantine", "Quarantined TTS lines by reason", "report_tts_quarantine", figures.quarantine_bars,
+        "tts-quarantine", "Quarantined TTS lines by reason", "report_tts_quarantine", partial(matplotlib_figure, "quarantine_bars"),
         "Quarantined TTS lines per cohort and source, by reason", "No TTS line was quarantined."))
     section.blocks.append(report.figure_or_note(
-        "invalid-answers", "Answers that did not parse", "report_invalid_answers", figures.invalid_answer_bars,
+        "invalid-answers", "Answers that did not parse", "report_invalid_answers", partial(matplotlib_figure, "invalid_answer_bars"),
         "Share of invalid answers per cohort, model and format", "No answers stored yet.",
         caption=lambda rows: f"{int(rows['n_invalid'].sum())} of {int(rows['n_answers'].sum())} answers invalid.",
         nothing=(lambda rows: rows["n_invalid"].sum() == 0,
@@ -404,12 +412,12 @@ def hindsightbench_section(report: Report) -> Section:
                                 table=_leaderboard_table(board),
                                 caption=leaderboard.FOOTNOTE + ". Sorted by E2."))
     section.blocks.append(report.figure("hb-effects", "E1, E2 and E3 per model", ["report_hb_leaderboard"],
-                                        partial(figures.hb_effects, board), "E1, E2, E3 per model with 95% CIs"))
+                                        partial(matplotlib_figure, "hb_effects", board), "E1, E2, E3 per model with 95% CIs"))
     months = report.rows("report_hb_lap_months")
     if not months.empty:
         section.blocks.append(report.figure(
             "hb-lap-heatmap", "Figure 3 (audit) — monthly LAP and effective cutoffs", ["report_hb_lap_months"],
-            partial(figures.lap_heatmap, months), "Heat map of monthly LAP per model with the effective cutoff marked"))
+            partial(matplotlib_figure, "lap_heatmap", months), "Heat map of monthly LAP per model with the effective cutoff marked"))
     return section
 
 
@@ -434,19 +442,12 @@ def provenance(report: Report, db: Path) -> dict:
     }
 
 
-def _figure_pool() -> ProcessPoolExecutor:
-    """The figure workers. On Linux they fork from a forkserver: a fresh interpreter that imports the
-    figure code (matplotlib, pandas) once and forks each worker from itself, so a worker inherits the
-    imports but none of the parent's threads (DuckDB's, a caller's), which a plain fork copies
-    mid-flight (a worker forked from a busy test process crashed in its garbage collector). Spawned
-    elsewhere (macOS frameworks are not fork-safe). The server starts in the background while the
-    parent runs its queries, and serves every later report of the process."""
-    if sys.platform.startswith("linux"):
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["ingest.publish.figures", "ingest.publish.report"])
-    else:
-        context = multiprocessing.get_context("spawn")
-    return ProcessPoolExecutor(FIGURE_WORKERS, mp_context=context)
+def _figure_pool() -> ThreadPoolExecutor:
+    """The figures are drawn by one thread beside the queries (DuckDB releases the GIL while it runs
+    them). One: matplotlib's pyplot is not thread-safe, and the interval grids, most of the figures,
+    take milliseconds as SVG text. (Worker processes paid more to start, import matplotlib and take
+    each figure's rows than the figures then cost: 6.1 s for a 100x report, 4 s with this thread.)"""
+    return ThreadPoolExecutor(1, thread_name_prefix="figures")
 
 
 def write_report(db: Path, out: Path) -> Path:

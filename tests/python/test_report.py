@@ -105,11 +105,11 @@ def test_the_missing_pairs_check_counts_each_missing_side(demo_warehouse, tmp_pa
 
 
 def test_the_starred_conditions_are_the_strict_ones_of_dim_conditions(demo_warehouse):
-    from ingest.publish import figures
+    from ingest.publish import palette
 
     db, _, _ = demo_warehouse
-    assert figures.STRICT == {c for (c,) in query(db, "select condition from dim_conditions where is_strict_masking")}
-    assert figures.CONDITIONS == [c for (c,) in query(db, "select condition from dim_conditions order by condition")]
+    assert palette.STRICT == {c for (c,) in query(db, "select condition from dim_conditions where is_strict_masking")}
+    assert palette.CONDITIONS == [c for (c,) in query(db, "select condition from dim_conditions order by condition")]
 
 
 def test_report_queries_read_public_marts_only():

@@ -127,3 +127,39 @@ def test_a_missing_figure_is_reported_as_a_failed_load(browser, demo_warehouse, 
     found = inspect(browser, copy / "index.html")
     assert any("failed load" in p and victim.name in p for p in found["problems"]), found["problems"]
     assert len(found["broken"]) == 1 and found["broken"][0].endswith(victim.name)
+
+
+GRIDS = ("figure-3", "figure-4", "figure-e7", "figure-e8", "figure-e9", "figure-f1", "figure-f2", "by-format",
+         "by-eval-target")
+
+
+def test_the_interval_grids_render_every_text_inside_the_canvas_and_the_panels_apart(browser, demo_warehouse):
+    """The interval grids are laid out from estimated text widths (ingest/publish/interval_figures.py):
+    as Chromium renders them, no text leaves the canvas, no two panels (their titles, ticks and labels)
+    overlap, and the title, the note and the legend stay off every panel."""
+    _, _, index = demo_warehouse
+    grids = sorted(f for f in (index.parent / "figures").glob("*.svg") if f.stem.split("-", 1)[1] in GRIDS)
+    assert len(grids) >= 10
+    context = browser.contexts[0] if browser.contexts else browser.new_context()
+    page = context.new_page()
+    for figure in grids:
+        page.goto(figure.resolve().as_uri(), wait_until="load")
+        found = page.evaluate("""() => {
+            const rect = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+            const panels = Array.from(document.querySelectorAll('g.panel'));
+            return {canvas: rect(document.documentElement), panels: panels.map(rect),
+                    texts: Array.from(document.querySelectorAll('text')).map(rect),
+                    loose: Array.from(document.querySelectorAll('svg > text')).map(rect)};
+        }""")
+        canvas, panels, loose = found["canvas"], found["panels"], found["loose"]
+
+        def inside(box):
+            return canvas[0] - 0.5 <= box[0] and box[2] <= canvas[2] + 0.5 and canvas[1] - 0.5 <= box[1] and box[3] <= canvas[3] + 0.5
+
+        def overlap(a, b):
+            return a[0] < b[2] - 0.5 and b[0] < a[2] - 0.5 and a[1] < b[3] - 0.5 and b[1] < a[3] - 0.5
+
+        assert panels and all(inside(box) for box in found["texts"]), figure.name
+        assert not [(i, j) for i, a in enumerate(panels) for j, b in enumerate(panels) if i < j and overlap(a, b)], figure.name
+        assert not [(i, j) for i, a in enumerate(loose) for j, b in enumerate(panels) if overlap(a, b)], figure.name
+    page.close()
