@@ -153,8 +153,9 @@ def test_the_interval_grids_render_every_text_inside_the_canvas_and_the_panels_a
         }""")
         canvas, panels, loose = found["canvas"], found["panels"], found["loose"]
 
-        def inside(box):
-            return canvas[0] - 0.5 <= box[0] and box[2] <= canvas[2] + 0.5 and canvas[1] - 0.5 <= box[1] and box[3] <= canvas[3] + 0.5
+        def inside(box, within=canvas):
+            return (within[0] - 0.5 <= box[0] and box[2] <= within[2] + 0.5
+                    and within[1] - 0.5 <= box[1] and box[3] <= within[3] + 0.5)
 
         def overlap(a, b):
             return a[0] < b[2] - 0.5 and b[0] < a[2] - 0.5 and a[1] < b[3] - 0.5 and b[1] < a[3] - 0.5
