@@ -78,8 +78,9 @@ def analysis_sql(name: str) -> str:
     return sql
 
 
-# what a drawn figure depends on besides its rows: the drawing code and matplotlib
-DRAWING = hashlib.sha256(Path(__file__).with_name("figures.py").read_bytes() + Path(interval_figures.__file__).read_bytes()
+# what a drawn figure depends on besides its rows: the drawing code, what figures share, matplotlib
+DRAWING = hashlib.sha256(b"".join(Path(__file__).with_name(f"{name}.py").read_bytes()
+                                  for name in ("figures", "interval_figures", "palette"))
                          + version("matplotlib").encode()).hexdigest()
 
 
