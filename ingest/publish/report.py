@@ -113,11 +113,11 @@ def _draw_and_save(draw: Callable, path: Path, keep: Path) -> None:
 
 
 class Report:
-    """The report being written: its queries run here, its figures are drawn and saved by `pool`
-    (one thread: see _figure_pool) while the queries go on; `wait` returns when every figure is on disk. A figure drawn by an earlier report
-    into the same folder from the same rows with the same code is copied, not drawn again
-    (DIR/.drawn/, keyed by a hash of the drawing call and its arguments; figures/ holds exactly the
-    figures shown)."""
+    """The report being written: its queries run here, its figures are drawn and saved by `pool` (one
+    thread: see _figure_pool) while the queries go on; `wait` returns when every figure is on disk. A
+    figure drawn by an earlier report into the same folder from the same rows with the same code is
+    copied, not drawn again (DIR/.drawn/, keyed by a hash of the drawing call and its arguments;
+    figures/ holds exactly the figures shown)."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, out: Path, pool: Executor):
         self.con, self.out, self.pool = con, out, pool
