@@ -112,6 +112,11 @@ def marker(shape: str, x: float, y: float, color: str, size: float = 4.0) -> str
     return f'<polygon points="{points}" fill="{color}"/>'
 
 
+def series_style(index: int) -> tuple[str, str]:
+    """The colour and marker of the INDEXth series, in a panel and in the legend alike."""
+    return PALETTE[index % len(PALETTE)], MARKERS[index % len(MARKERS)]
+
+
 def nice_ticks(bottom: float, top: float, target: int = 5) -> tuple[list[float], int]:
     """Round tick values within [bottom, top] about `target` steps apart, and the decimals they need."""
     raw = (top - bottom) / target
@@ -130,11 +135,12 @@ def tick_label(value: float, decimals: int) -> str:
     return text.replace("-", "\u2212")
 
 
-def y_range(estimates: list[float], lows: list[float], highs: list[float], unit_range: bool, marked: bool) -> tuple[float, float]:
-    """The panel's own y-range: every point and interval, [0, 1] at least for shares and [-0.1, 0.1] for
-    the paired metrics (an all-zero panel reads as zero, not as 1e-17 noise), room above for the †."""
-    floor, ceiling = (-0.05, 1.05) if unit_range else (-0.1, 0.1)
-    bottom, top = min([floor, *lows, *estimates]), max([ceiling, *highs, *estimates])
+def y_range(lows: list[float], highs: list[float], paired: bool, marked: bool) -> tuple[float, float]:
+    """The panel's own y-range: every interval (each holds its point), [0, 1] at least for shares and
+    [-0.1, 0.1] for the paired metrics (an all-zero panel reads as zero, not as 1e-17 noise), room
+    above for the †."""
+    floor, ceiling = (-0.1, 0.1) if paired else (-0.05, 1.05)
+    bottom, top = min([floor, *lows]), max([ceiling, *highs])
     pad = 0.06 * (top - bottom)
     if bottom < floor:
         bottom -= pad
@@ -144,9 +150,10 @@ def y_range(estimates: list[float], lows: list[float], highs: list[float], unit_
 
 
 def interval_panel(figure: IntervalFigure, box: Box, cells: pd.DataFrame, series: list[tuple[str, dict]],
-                   conditions: list[str], title: str, zero_line: bool, unit_range: bool, metric: str | None,
+                   conditions: list[str], title: str, paired: bool, metric: str | None,
                    xlabel: str | None, ylabel: str | None) -> Panel:
-    """Points with 95% CI bars per condition, one dodged series per (label, filter)."""
+    """Points with 95% CI bars per condition, one dodged series per (label, filter); a paired metric's
+    panel has a zero line and the unit of question pairs."""
     width = 0.8 / max(len(series), 1)
     drawn = []            # (series index, x, estimate, low, high, starred)
     by_condition = {c: i for i, c in enumerate(conditions)}
@@ -164,8 +171,7 @@ def interval_panel(figure: IntervalFigure, box: Box, cells: pd.DataFrame, series
             drawn.append((index, by_condition[row.condition] + offset, float(row.estimate),
                           min(float(low), row.estimate), max(float(high), row.estimate), starred))
     drawn.sort(key=lambda d: (d[0], d[1]))
-    bottom, top = y_range([d[2] for d in drawn], [d[3] for d in drawn], [d[4] for d in drawn], unit_range,
-                          any(d[5] for d in drawn))
+    bottom, top = y_range([d[3] for d in drawn], [d[4] for d in drawn], paired, any(d[5] for d in drawn))
     panel = Panel(title, box, (bottom, top))
 
     def px(x: float) -> float:
@@ -180,7 +186,7 @@ def interval_panel(figure: IntervalFigure, box: Box, cells: pd.DataFrame, series
         figure.line(box.x0, py(tick), box.x1, py(tick), "#eeeeee", 0.6)
         panel.texts.append(figure.text(box.x0 - 5, py(tick) + TICK * 0.35, tick_label(tick, decimals), TICK, "end"))
         figure.line(box.x0 - 3, py(tick), box.x0, py(tick), "#000000", 0.8)
-    if zero_line:
+    if paired:
         figure.line(box.x0, py(0), box.x1, py(0), "#999999", 0.7)
     for position, condition in enumerate(conditions):
         figure.line(px(position), box.y1, px(position), box.y1 + 3, "#000000", 0.8)
@@ -188,7 +194,7 @@ def interval_panel(figure: IntervalFigure, box: Box, cells: pd.DataFrame, series
     figure.line(box.x0, box.y0, box.x0, box.y1, "#000000", 0.8)
     figure.line(box.x0, box.y1, box.x1, box.y1, "#000000", 0.8)
     for index, x, estimate, low, high, starred in drawn:
-        color, shape = PALETTE[index % len(PALETTE)], MARKERS[index % len(MARKERS)]
+        color, shape = series_style(index)
         figure.line(px(x), py(low), px(x), py(high), color)
         for end in (low, high):
             figure.line(px(x) - 2, py(end), px(x) + 2, py(end), color)
@@ -216,8 +222,7 @@ class PanelSpec:
     series: list[tuple[str, dict]]
     conditions: list[str]
     title: str
-    zero_line: bool
-    unit_range: bool
+    paired: bool                # a paired metric: zero line, the pairs' unit, no [0, 1] floor
     metric: str
     xlabel: str | None = None
 
@@ -240,11 +245,10 @@ def grid(specs: list[list[PanelSpec]], title: str, note: str, width: float = 3.6
         for c, spec in enumerate(row):
             x0 = LEFT * PT + c * (width + WSPACE) * PT
             y0 = top + r * (height * PT + hspace)
-            paired = any(marker in spec.title for marker in ("Δ", "instability", "bias rate"))
             figure.panels.append(interval_panel(
                 figure, Box(x0, y0, x0 + width * PT, y0 + height * PT), spec.cells, spec.series, spec.conditions,
-                titles[r][c], spec.zero_line, spec.unit_range, spec.metric, spec.xlabel,
-                ("share of question pairs" if paired else "share of questions") if c == 0 else None))
+                titles[r][c], spec.paired, spec.metric, spec.xlabel,
+                ("share of question pairs" if spec.paired else "share of questions") if c == 0 else None))
     figure.texts.append(figure.text(figure_width / 2, 0.12 * PT + SUPTITLE, title, SUPTITLE, "middle"))
     note = [figure.text(0.1 * PT, figure.height - 0.08 * PT - (len(note_lines) - 1 - number) * NOTE_SIZE * 1.3, line,
                         NOTE_SIZE, "start", "#555555") for number, line in enumerate(note_lines)]
@@ -254,9 +258,9 @@ def grid(specs: list[list[PanelSpec]], title: str, note: str, width: float = 3.6
         first = figure.height / 2 - (len(labels) - 1) * 7
         for index, label in enumerate(labels):
             y = first + index * 14
-            color = PALETTE[index % len(PALETTE)]
+            color, shape = series_style(index)
             figure.line(x, y, x + 16, y, color)
-            figure.elements.append(marker(MARKERS[index % len(MARKERS)], x + 8, y, color))
+            figure.elements.append(marker(shape, x + 8, y, color))
             figure.text(x + 22, y + TICK * 0.35, label, TICK, "start")
         figure.texts.append(Box(x, first - TICK, x + 22 + EM * TICK * max(map(len, labels)), first + (len(labels) - 1) * 14 + TICK))
     return figure
@@ -270,7 +274,7 @@ def individual_metrics(cells: pd.DataFrame, cohorts: list[str], title: str,
                        series: list[tuple[str, dict]]) -> IntervalFigure:
     """Figure 3 / F.1: Acc and HTR per condition, full vs masked (and per prompt variant)."""
     specs = [[PanelSpec(cells[(cells["cohort"] == cohort) & (cells["metric"] == metric)], series, CONDITIONS,
-                        f"{cohort} - {LABELS[metric]}", False, True, metric, "input condition")
+                        f"{cohort} - {LABELS[metric]}", False, metric, "input condition")
               for metric in ("acc", "htr")] for cohort in cohorts]
     return grid(specs, title, "Points: estimates; bars: 95% case-clustered bootstrap CIs. * strict masking "
                 "condition (2.x, 3.x); condition 0 is unpaired (full information only). † the CI of HTR excludes 0.")
@@ -281,7 +285,7 @@ def paired_metrics(cells: pd.DataFrame, cohorts: list[str], title: str,
     """Figure 4 / F.2: ΔAcc, ΔHTR, AIR and HBR per paired condition."""
     paired = cells[cells["visibility"] == "paired"]
     specs = [[PanelSpec(paired[(paired["cohort"] == cohort) & (paired["metric"] == metric)], series, CONDITIONS[1:],
-                        f"{cohort} - {LABELS[metric]}", True, False, metric, "paired condition")
+                        f"{cohort} - {LABELS[metric]}", True, metric, "paired condition")
               for metric in ("delta_acc", "delta_htr", "air", "hbr")] for cohort in cohorts]
     return grid(specs, title, NOTE)
 
@@ -296,7 +300,7 @@ def cross_model(cells: pd.DataFrame, cohorts: list[str], models: list[str], metr
                                       & (cells["visibility"] == visibility)],
                                 [(m, {"model": m}) for m in models], CONDITIONS if visibility == "full" else CONDITIONS[1:],
                                 f"{cohort} - {LABELS[metric]}" + ("" if paired else f", {visibility}"),
-                                paired, not paired, metric) for cohort in cohorts])
+                                paired, metric) for cohort in cohorts])
     return grid(specs, title, NOTE, width=max(3.6, 0.55 * len(models) + 3.0))
 
 
@@ -313,6 +317,6 @@ def sliced(cells: pd.DataFrame, models: list[str], metric_columns: list[tuple[st
                                  [(s, {"slice": s}) for s in slices],
                                  CONDITIONS[1:] if paired or visibility == "masked" else CONDITIONS,
                                  f"{model} - {LABELS[metric]}" + ("" if paired else f", {visibility}"),
-                                 paired, not paired, metric))
+                                 paired, metric))
         specs.append(row)
     return grid(specs, title, NOTE, width=max(3.6, 0.4 * len(slices) + 3.2))
