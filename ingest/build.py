@@ -1,8 +1,10 @@
 """`hindsight build`: dbt build on the warehouse named by HINDSIGHT_DB.
 
-dbt runs in a child process: it holds its own DuckDB connection for the whole
-build, and DuckDB allows one writing process per file, so the CLI closes its
-connection first and opens the file again only after dbt has exited.
+dbt runs in a child process (ingest/dbt_process.py), started before the plan so
+that it parses the project meanwhile: it holds its own DuckDB connection for the
+whole build, and DuckDB allows one writing process per file, so the CLI closes
+its connection before the child builds and opens the file again only after dbt
+has exited.
 
 What a build refreshes: everything, or only what was loaded since the last build. A build that
 ends well records in raw.builds the project's fingerprint (every file dbt reads or the Python
@@ -20,9 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -32,6 +32,7 @@ from pathlib import Path
 import yaml
 
 from ingest.db import PROJECT_DIR, connect, warehouse_path
+from ingest.dbt_process import DbtProcess, parse_flags
 
 
 def dbt_executable() -> str:
@@ -69,12 +70,6 @@ def refresh_stale(con, args: list[str]) -> list[str]:
     print(f"hindsight: {', '.join(stale)} were built by an older version of the models; rebuilding them from scratch "
           "once (--full-refresh)", file=sys.stderr)
     return [*args, "--full-refresh"]
-
-
-def _dbt(args: list[str], db: Path) -> bool:
-    env = dict(os.environ, HINDSIGHT_DB=str(db), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="false")
-    command = [dbt_executable(), *args, "--project-dir", str(PROJECT_DIR), "--profiles-dir", str(PROJECT_DIR)]
-    return subprocess.run(command, env=env, cwd=PROJECT_DIR).returncode == 0
 
 
 # what a build's result depends on besides the data: any change here rebuilds everything (the
@@ -204,24 +199,27 @@ def build(db: Path | None = None, extra: list[str] | None = None) -> bool:
     """`dbt build` of what the data loaded since the last build touches, or of everything (see the
     module's docstring); a build that ends well becomes the next one's reference."""
     db, extra = db or warehouse_path(), list(extra or [])
-    with connect(db) as con:      # creates the raw tables, empty, so dbt finds every source
-        extra = refresh_stale(con, extra)
-        scope = plan(con, extra)
-        threads = node_threads(con, extra)
-    dbt_args = [a for a in extra if a != EVERYTHING] + threads
-    if scope.select == []:
-        print(f"hindsight: {scope.why}: nothing to refresh (`hindsight build --all` builds everything)", file=sys.stderr)
-        return True
-    if scope.select is not None:
-        print(f"hindsight: {scope.why}; refreshing what depends on it (`hindsight build --all` builds everything)",
-              file=sys.stderr)
-        # unit tests check the models' code on fixed rows: the code is the reference build's, so they
-        # passed then and cannot fail now; nor can the tests tagged full_build_only (see their YAML)
-        dbt_args = excluding(dbt_args, FULL_BUILD_ONLY) + ["--select", *scope.select, "--exclude-resource-type", "unit_test"]
-    else:
-        print(f"hindsight: building everything ({scope.why})" if scope.record else f"hindsight: building {scope.why}",
-              file=sys.stderr)
-    ok = _dbt(["build", *dbt_args], db)
+    # dbt imports itself and parses the project while the plan reads the raw tables (ingest/dbt_process.py)
+    with DbtProcess(db, parse_flags(extra)) as dbt:
+        with connect(db) as con:      # creates the raw tables, empty, so dbt finds every source
+            extra = refresh_stale(con, extra)
+            scope = plan(con, extra)
+            threads = node_threads(con, extra)
+        dbt_args = [a for a in extra if a != EVERYTHING] + threads
+        if scope.select == []:
+            print(f"hindsight: {scope.why}: nothing to refresh (`hindsight build --all` builds everything)", file=sys.stderr)
+            dbt.cancel()
+            return True
+        if scope.select is not None:
+            print(f"hindsight: {scope.why}; refreshing what depends on it (`hindsight build --all` builds everything)",
+                  file=sys.stderr)
+            # unit tests check the models' code on fixed rows: the code is the reference build's, so they
+            # passed then and cannot fail now; nor can the tests tagged full_build_only (see their YAML)
+            dbt_args = excluding(dbt_args, FULL_BUILD_ONLY) + ["--select", *scope.select, "--exclude-resource-type", "unit_test"]
+        else:
+            print(f"hindsight: building everything ({scope.why})" if scope.record else f"hindsight: building {scope.why}",
+                  file=sys.stderr)
+        ok = dbt.build(["build", *dbt_args])
     if ok and scope.record:
         with connect(db) as con:
             record(con, scope)

@@ -89,7 +89,21 @@ def test_a_build_of_what_was_loaded_excludes_the_full_build_only_tests_beside_yo
     assert build_scope.excluding(["--exclude", "a", "b", "--vars", "{}"], "tag:t") == ["--exclude", "a", "b", "tag:t", "--vars", "{}"]
     db = new_warehouse(tmp_path)
     calls = []
-    monkeypatch.setattr(build_scope, "_dbt", lambda args, db: calls.append(args) or True)
+
+    class Recorded:             # stands in for the dbt child: records what it is asked to build
+        def __init__(self, db, flags):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            pass
+
+        def build(self, args):
+            return calls.append(args) or True
+
+    monkeypatch.setattr(build_scope, "DbtProcess", Recorded)
     with connect(db) as con:
         fake_models(con)
     assert build_scope.build(db, ["--exclude", "some_test"])                 # the first: everything

@@ -1,0 +1,102 @@
+"""dbt in a child process that loads the project while `hindsight build` plans the build.
+
+Before dbt runs a node it imports itself and parses the project: 3-4 s with a partial parse, 8-9 s
+with a full one (a new warehouse path changes the profile, which dbt reparses for). The CLI's plan
+(the raw tables' signatures, what changed) takes 1-2 s at 100x the paper's cases. So the child
+starts first, imports dbt and runs `dbt parse` (which never opens the warehouse), then waits on its
+stdin for the build's arguments, which it runs with the manifest it already holds: the two overlap
+instead of adding up. The CLI sends the arguments only after it has closed its own connection
+(DuckDB allows one writing process per file).
+
+The parsed manifest serves only a build whose parse-relevant flags (PARSE_FLAGS) are the ones it was
+parsed with; any other build parses again, as plain `dbt build` would.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+
+from ingest.db import PROJECT_DIR
+
+# the flags that change what `dbt parse` produces (the rendered vars, the profile and target)
+PARSE_FLAGS = ("--vars", "--target", "-t", "--profile")
+COMMON = ["--project-dir", str(PROJECT_DIR), "--profiles-dir", str(PROJECT_DIR)]
+
+
+def parse_flags(args: list[str]) -> list[str]:
+    """The PARSE_FLAGS among ARGS, with their values (`--vars V` and `--vars=V` alike), in order."""
+    kept = []
+    for at, arg in enumerate(args):
+        name = arg.split("=", 1)[0]
+        if name in PARSE_FLAGS:
+            kept += [name, arg.split("=", 1)[1]] if "=" in arg else [name, *args[at + 1:at + 2]]
+    return kept
+
+
+class DbtProcess:
+    """A dbt child started ahead of the build: `build(args)` runs it, `cancel()` stops it unused."""
+
+    def __init__(self, db, flags: list[str]):
+        env = dict(os.environ, HINDSIGHT_DB=str(db), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="false")
+        self._child = subprocess.Popen([sys.executable, "-m", "ingest.dbt_process", json.dumps(flags)],
+                                       stdin=subprocess.PIPE, text=True, env=env, cwd=PROJECT_DIR)
+
+    def build(self, args: list[str]) -> bool:
+        """Run `dbt ARGS` in the child (after the caller closed its connection); True when it passed."""
+        try:
+            self._child.stdin.write(json.dumps(args) + "\n")
+            self._child.stdin.close()
+        except BrokenPipeError:
+            pass                            # the child died while parsing: its exit code says so
+        return self._child.wait() == 0
+
+    def cancel(self) -> None:
+        """Stop a child that will not build (a dbt killed while writing its parse state reparses next time)."""
+        self._child.terminate()
+        self._child.wait()
+
+    def __enter__(self) -> DbtProcess:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._child.poll() is None:      # an error before build(): the child must not outlive the CLI
+            self.cancel()
+
+
+@contextlib.contextmanager
+def silenced():
+    """Standard output and error sent to /dev/null at the descriptor level, as dbt's handlers hold the streams."""
+    sys.stdout.flush(), sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with open(os.devnull, "w") as null:
+        os.dup2(null.fileno(), 1), os.dup2(null.fileno(), 2)
+    try:
+        yield
+    finally:
+        sys.stdout.flush(), sys.stderr.flush()
+        for fd, copy in zip((1, 2), saved):
+            os.dup2(copy, fd)
+            os.close(copy)
+
+
+def main() -> int:
+    flags = json.loads(sys.argv[1])
+    from dbt.cli.main import dbtRunner
+
+    # no manifest.json: the build writes it. Silenced (dbt prints some errors whatever the log level): a project or flags that do not parse
+    # are reported once, by the build that parses again
+    with silenced():
+        parsed = dbtRunner().invoke(["parse", "--log-level", "none", "--no-write-json", *flags, *COMMON])
+    line = sys.stdin.readline()
+    if not line:
+        return 1                            # cancelled
+    args = json.loads(line)
+    manifest = parsed.result if parsed.success and parse_flags(args) == flags else None
+    return 0 if dbtRunner(manifest=manifest).invoke([*args, *COMMON]).success else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

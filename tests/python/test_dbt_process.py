@@ -1,0 +1,59 @@
+"""The dbt child of `hindsight build`: it parses the project while the CLI plans, then builds on it."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import PROJECT, cli_env, hindsight, new_warehouse
+from ingest.dbt_process import DbtProcess, parse_flags
+
+# what dbt logs when a command parses the project itself (a build handed a manifest logs none of these)
+PARSED = re.compile(r"Partial parsing enabled|Unable to do partial parsing|partial parse|Nothing changed, skipping partial")
+
+
+def parsed_per_invocation(db: Path) -> list[bool]:
+    """Per dbt invocation logged for warehouse DB, whether it parsed the project."""
+    log = (db.parent / f"{db.stem}.dbt-logs" / "dbt.log").read_text()
+    return [bool(PARSED.search(part)) for part in re.split(r"={30} [\d:.]+ \| [0-9a-f-]+ ={30}", log)[1:]]
+
+
+def test_the_flags_that_change_what_dbt_parses_are_kept_with_their_values():
+    args = ["--exclude", "x", "--vars", "{a: 1}", "--target=dev", "--threads", "1", "-t", "ci", "--full-refresh", "--profile"]
+    assert parse_flags(args) == ["--vars", "{a: 1}", "--target", "dev", "-t", "ci", "--profile"]
+    assert parse_flags(["build", "--select", "dim_build"]) == []
+
+
+@pytest.mark.slow
+def test_the_build_runs_on_the_project_parsed_ahead_and_parses_again_for_other_flags(tmp_path):
+    db = new_warehouse(tmp_path)
+    hindsight(db, "build", "--select", "dim_build")
+    hindsight(db, "build", "--select", "dim_build", "--vars", "{bootstrap_replicates: 200}")
+    # the child's parse logs nothing; the builds, handed its manifest, parse nothing
+    assert parsed_per_invocation(db) == [False, False]
+    # a child asked to build under other vars than it parsed with does not reuse its manifest
+    child = subprocess.run([sys.executable, "-m", "ingest.dbt_process", "[]"], cwd=PROJECT, env=cli_env(db),
+                           input=json.dumps(["build", "--select", "dim_build", "--vars", "{bootstrap_replicates: 300}"]) + "\n",
+                           capture_output=True, text=True)
+    assert child.returncode == 0, child.stdout[-3000:]
+    assert parsed_per_invocation(db) == [False, False, True]
+
+
+def test_flags_dbt_cannot_parse_fail_the_build_and_are_reported_once(tmp_path):
+    done = hindsight(tmp_path / "w.duckdb", "build", "--all", "--vars", "{unclosed", expect=1)
+    assert done.output.count("The YAML provided in the --vars argument is not valid") == 1
+
+
+def test_a_child_that_will_not_build_is_stopped(tmp_path):
+    db = new_warehouse(tmp_path)
+    with DbtProcess(db, []) as dbt:
+        dbt.cancel()
+    assert dbt._child.returncode is not None
+    with pytest.raises(RuntimeError):
+        with DbtProcess(db, []) as dbt:         # an error before the build stops the child too
+            raise RuntimeError("planning failed")
+    assert dbt._child.returncode is not None
