@@ -29,7 +29,8 @@ ALLOWED = {
     "stats": {"core", "stats"},
     "publish": {"core", "stats", "publish"},
     "demo": {"core", "load", "llm", "stats", "publish", "demo", "build", "status"},
-    "build": {"core"},
+    "build": {"core", "dbt_process"},
+    "dbt_process": {"core"},        # the dbt child of `hindsight build`
     "status": {"core", "load"},
     "cli": {"core", "load", "llm", "stats", "publish", "demo", "build", "status"},
     "models": {"core", "stats"},     # the dbt Python models only wire refs and configs to an estimator

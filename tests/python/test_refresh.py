@@ -52,7 +52,9 @@ def test_incremental_builds_equal_builds_from_scratch(demo_warehouse, tmp_path):
                         order by response_id limit 5""")
     replay = [{"question_id": q, "model": m, "condition": c, "visibility": v, "prompt_variant": p, "answer": "maybe"}
               for q, m, c, v, p, _ in rows]
-    hindsight(db, "load", "responses", write_jsonl(tmp_path / "newer.jsonl", replay))
+    # and a model that answered some of the same questions with the full record only: no pairs
+    full_only = [{**answer, "model": "replayed:full-only", "visibility": "full", "answer": "true"} for answer in replay]
+    hindsight(db, "load", "responses", write_jsonl(tmp_path / "newer.jsonl", replay + full_only))
     done = hindsight(db, "build", *fast)
     # the same project and arguments as the last build: only what depends on the new rows runs
     assert "loaded since the last build: loads, responses" in done.stderr
@@ -62,6 +64,9 @@ def test_incremental_builds_equal_builds_from_scratch(demo_warehouse, tmp_path):
                           inner join fct_answer_texts t using (response_id)
                           where f.model = 'sim:prospective' and f.is_latest_in_cell and t.answer = 'maybe'""")
     assert len(newest) == 5 and {r[2] for r in newest} == {"invalid"}
+    answered = {(a["question_id"], a["condition"], a["prompt_variant"]) for a in full_only if a["condition"] != "0"}
+    assert answered and query(db, """select sum(n_paired), sum(n_expected - n_missing_full), sum(n_expected - n_missing_masked)
+                                     from agg_pair_coverage where model = 'replayed:full-only'""") == [(0, len(answered), 0)]
     full_refresh_equals(db, tmp_path, "newer-answers")
 
     # a new judgment of a free response already scored

@@ -10,7 +10,7 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from conftest import assert_dbt_passed, query
+from conftest import assert_dbt_passed, hindsight, query
 from ingest.db import connect
 from ingest.errors import InputError
 from ingest.publish import figures, report
@@ -71,24 +71,28 @@ def test_the_report_tables_agree_with_agg_metrics(demo_warehouse):
 
 
 def test_the_missing_pairs_check_counts_each_missing_side(demo_warehouse, tmp_path):
-    """Questions whose newest masked (or full) answer is gone count as missing that side and not as
-    paired, per cohort x model x variant x condition; every other group stays complete."""
+    """Questions whose masked (or full) answers are gone count as missing that side and not as
+    paired, per cohort x model x variant x condition; every other group stays complete. The build
+    counts them (agg_pair_coverage), the report reads the counts."""
     import shutil
 
     db = tmp_path / "w.duckdb"
     shutil.copy(demo_warehouse[0], db)
     with connect(db) as con:
         gone = con.execute("""
-            select s.question_id from intermediate.int_answers_scored s
-            inner join main.dim_questions q on q.question_id = s.question_id
-            where q.cohort = 'glp1' and s.model = 'sim:prospective' and s.condition = '2.1'
-                and s.prompt_variant = 'standard' and s.visibility = 'masked'
-            order by s.question_id limit 3""").fetchall()
-        con.execute("""delete from intermediate.int_answers_scored where model = 'sim:prospective' and condition = '2.1'
+            select distinct r.question_id from raw.responses r
+            inner join main.dim_questions q on q.question_id = r.question_id
+            where q.cohort = 'glp1' and r.model = 'sim:prospective' and r.condition = '2.1'
+                and r.prompt_variant = 'standard' and r.visibility = 'masked'
+            order by r.question_id limit 3""").fetchall()
+        con.execute("""delete from raw.responses where model = 'sim:prospective' and condition = '2.1'
                        and prompt_variant = 'standard' and visibility = 'masked' and question_id in (select unnest(?))""",
                     [[q for (q,) in gone]])
-        con.execute("""delete from intermediate.int_answers_scored where model = 'sim:noise@0.2' and condition = '1.2'
+        con.execute("""delete from raw.responses where model = 'sim:noise@0.2' and condition = '1.2'
                        and prompt_variant = 'standard' and visibility = 'full'""")
+    # deleted raw rows need a build from scratch (README, "When to run --full-refresh")
+    hindsight(db, "build", "--full-refresh", "--exclude", "resource_type:test", "resource_type:unit_test")
+    with connect(db) as con:
         rows = con.execute(report.analysis_sql("report_missing_pairs")).df()
     assert len(gone) == 3 and len(rows) > 10
     key = ["cohort", "model", "prompt_variant", "condition"]
