@@ -69,16 +69,18 @@ class DbtProcess:
 @contextlib.contextmanager
 def silenced():
     """Standard output and error sent to /dev/null at the descriptor level, as dbt's handlers hold the streams."""
-    sys.stdout.flush(), sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
+    saved = {}
     with open(os.devnull, "w") as null:
-        os.dup2(null.fileno(), 1), os.dup2(null.fileno(), 2)
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+            saved[stream] = os.dup(stream.fileno())
+            os.dup2(null.fileno(), stream.fileno())
     try:
         yield
     finally:
-        sys.stdout.flush(), sys.stderr.flush()
-        for fd, copy in zip((1, 2), saved):
-            os.dup2(copy, fd)
+        for stream, copy in saved.items():
+            stream.flush()
+            os.dup2(copy, stream.fileno())
             os.close(copy)
 
 

@@ -18,9 +18,10 @@
 {%- set signature = run_query("select count(*) || ':' || coalesce(sum(hash(question_id, condition, visibility, prompt_variant, "
     ~ "narrative_model)), 0) from " ~ ref('fct_answer_requests')).columns[0].values()[0] %}
 {%- endif %}
-{%- set requests_changed = true %}
+{#- only the groups with newer answers are counted again, when the requests are the ones stored #}
+{%- set only_touched = false %}
 {%- if is_incremental() and execute %}
-{%- set requests_changed = run_query("select any_value(requests_signature) from " ~ this).columns[0].values()[0] != signature %}
+{%- set only_touched = run_query("select any_value(requests_signature) from " ~ this).columns[0].values()[0] == signature %}
 {%- endif %}
 with requests as (
     select cohort, question_id, condition, prompt_variant
@@ -28,7 +29,7 @@ with requests as (
     where condition <> '0'
 ),
 
-{%- if is_incremental() and not requests_changed %}
+{%- if only_touched %}
 
 touched as (
     {{ groups_scored_since_last_build(['model', 'prompt_variant']) }}
@@ -39,7 +40,7 @@ answers as (
     select answers.*, questions.cohort
     from {{ ref('int_answers_scored') }} as answers
     inner join {{ ref('int_questions_positioned') }} as questions on questions.question_id = answers.question_id
-    {%- if is_incremental() and not requests_changed %}
+    {%- if only_touched %}
     semi join touched on touched.model = answers.model and touched.prompt_variant = answers.prompt_variant
     {%- endif %}
 ),
@@ -57,7 +58,7 @@ paired_conditions as (
 
 requested as (
     -- a question has a request per visibility (and per narrative model for 3.x)
-    {%- if is_incremental() and not requests_changed %}
+    {%- if only_touched %}
     -- the requests did not change: their counts are stored, counted here only for a cohort and
     -- prompt_variant no model answered yet
     select distinct cohort, condition, prompt_variant, n_expected as n_requested from {{ this }}
@@ -76,7 +77,7 @@ requested as (
 pairs as (
     select distinct question_id, model, condition, prompt_variant
     from {{ ref('int_answer_pairs') }}
-    {%- if is_incremental() and not requests_changed %}
+    {%- if only_touched %}
     semi join touched using (model, prompt_variant)
     {%- endif %}
 ),
