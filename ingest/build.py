@@ -176,19 +176,6 @@ def plan(con, args: list[str]) -> Scope:
                  f"loaded since the last build: {', '.join(changed)}" if changed else "nothing loaded since the last build")
 
 
-FULL_BUILD_ONLY = "tag:full_build_only"
-
-
-def excluding(args: list[str], selector: str) -> list[str]:
-    """ARGS with SELECTOR added to their --exclude (dbt takes one --exclude of many selectors)."""
-    if "--exclude" not in args:
-        return [*args, "--exclude", selector]
-    at = args.index("--exclude") + 1
-    while at < len(args) and not args[at].startswith("-"):
-        at += 1
-    return [*args[:at], selector, *args[at:]]
-
-
 def record(con, scope: Scope) -> None:
     con.execute("insert into raw.builds values (?, ?, ?, ?)",
                 [datetime.now(timezone.utc).replace(tzinfo=None), scope.fingerprint, json.dumps(scope.signatures),
@@ -214,8 +201,8 @@ def build(db: Path | None = None, extra: list[str] | None = None) -> bool:
             print(f"hindsight: {scope.why}; refreshing what depends on it (`hindsight build --all` builds everything)",
                   file=sys.stderr)
             # unit tests check the models' code on fixed rows: the code is the reference build's, so they
-            # passed then and cannot fail now; nor can the tests tagged full_build_only (see their YAML)
-            dbt_args = excluding(dbt_args, FULL_BUILD_ONLY) + ["--select", *scope.select, "--exclude-resource-type", "unit_test"]
+            # passed then and cannot fail now
+            dbt_args = dbt_args + ["--select", *scope.select, "--exclude-resource-type", "unit_test"]
         else:
             print(f"hindsight: building everything ({scope.why})" if scope.record else f"hindsight: building {scope.why}",
                   file=sys.stderr)

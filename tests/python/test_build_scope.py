@@ -84,9 +84,7 @@ def test_a_large_warehouse_builds_one_node_at_a_time_unless_told(tmp_path, monke
         assert build_scope.node_threads(con, ["--threads", "2"]) == [] and build_scope.node_threads(con, ["--threads=4"]) == []
 
 
-def test_a_build_of_what_was_loaded_excludes_the_full_build_only_tests_beside_yours(tmp_path, monkeypatch):
-    assert build_scope.excluding([], "tag:t") == ["--exclude", "tag:t"]
-    assert build_scope.excluding(["--exclude", "a", "b", "--vars", "{}"], "tag:t") == ["--exclude", "a", "b", "tag:t", "--vars", "{}"]
+def test_a_build_of_what_was_loaded_keeps_your_arguments_and_leaves_the_unit_tests_out(tmp_path, monkeypatch):
     db = new_warehouse(tmp_path)
     calls = []
 
@@ -111,7 +109,7 @@ def test_a_build_of_what_was_loaded_excludes_the_full_build_only_tests_beside_yo
         con.execute("insert into raw.questions values (1, 'q.jsonl', 1, 'q-1', 'glp1', 'case-1', 'sha', '{}', now())")
     assert build_scope.build(db, ["--exclude", "some_test"])                 # what was loaded
     everything, loaded = calls
-    assert "tag:full_build_only" not in everything
-    exclude = loaded.index("--exclude")
-    assert loaded[exclude:exclude + 3] == ["--exclude", "some_test", "tag:full_build_only"]
-    assert "source:raw.questions+" in loaded
+    assert everything == ["build", "--exclude", "some_test"]
+    assert loaded[:3] == ["build", "--exclude", "some_test"]
+    assert loaded[loaded.index("--select") + 1:loaded.index("--exclude-resource-type")] == ["source:raw.questions+", "dim_build"]
+    assert loaded[-2:] == ["--exclude-resource-type", "unit_test"]
