@@ -57,3 +57,23 @@ def test_a_child_that_will_not_build_is_stopped(tmp_path):
         with DbtProcess(db, []) as dbt:         # an error before the build stops the child too
             raise RuntimeError("planning failed")
     assert dbt._child.returncode is not None
+
+
+def child_parse_log(db: Path, target: Path) -> str:
+    """What dbt logs parsing the project for warehouse DB the way the build's child does, into TARGET."""
+    code = ("from ingest.dbt_process import COMMON, warehouse_free_parse_state; warehouse_free_parse_state(); "
+            "from dbt.cli.main import dbtRunner; assert dbtRunner().invoke(['parse', '--no-write-json', *COMMON]).success")
+    logs = target.parent / "logs"
+    subprocess.run([sys.executable, "-c", code], cwd=PROJECT, check=True, capture_output=True,
+                   env=cli_env(db, {"DBT_TARGET_PATH": str(target), "DBT_LOG_PATH": str(logs)}))
+    return re.split(r"={30} [\d:.]+ \| [0-9a-f-]+ ={30}", (logs / "dbt.log").read_text())[-1]
+
+
+@pytest.mark.slow
+def test_the_parse_state_outlives_the_warehouse_path_but_not_its_name(tmp_path):
+    target = tmp_path / "target"
+    child_parse_log(tmp_path / "a" / "warehouse.duckdb", target)
+    # another folder, the same file name: the relations are named alike, the parse is reused
+    assert "Unable to do partial parsing" not in child_parse_log(tmp_path / "b" / "warehouse.duckdb", target)
+    # another file name is another database name in every relation: dbt parses again
+    assert "Unable to do partial parsing because profile has changed" in child_parse_log(tmp_path / "b" / "other.duckdb", target)

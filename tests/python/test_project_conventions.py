@@ -109,6 +109,19 @@ def test_every_model_has_a_key_test(manifest):
     assert not missing, missing
 
 
+def test_nothing_the_project_renders_reads_where_the_warehouse_lives():
+    """The build's dbt child keeps its parse state across warehouse paths (ingest/dbt_process.py
+    warehouse_free_parse_state): sound only while no model, macro, test or YAML renders the profile's
+    location (`target.path`, its config_options) or any target attribute but the schema and name."""
+    used = set()
+    for folder in ("models", "macros", "tests/dbt", "analyses", "seeds"):
+        for file in (PROJECT / folder).rglob("*"):
+            if file.suffix in (".sql", ".yml", ".yaml", ".py"):
+                used.update(re.findall(r"\btarget\.(\w+)", file.read_text()))
+    used.update(re.findall(r"\btarget\.(\w+)", (PROJECT / "dbt_project.yml").read_text()))
+    assert used <= {"schema", "name"}, used
+
+
 def test_one_yaml_per_model_folder(manifest):
     folders = {}
     for node in models(manifest).values():
