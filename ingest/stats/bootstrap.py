@@ -141,13 +141,19 @@ def weights_cache(database_path: str | None) -> Path | None:
     return Path(f"{database_path}.cache") / "bootstrap" if database_path else None
 
 
-def _point_statistics(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Estimate and Miller's (2024) clustered SE: Var = sum_c (S_c - N_c * mean)^2 / N^2."""
+def _point_statistics(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Estimate, Miller's (2024) clustered SE (Var = sum_c (S_c - N_c * mean)^2 / N^2), the number
+    of questions and the number of cases with one. The
+    deviations in one buffer, computed in place: at 100x the paper's cases a cohort's matrices are
+    200 MB each, and every temporary was another one to allocate and fault in."""
     total_n = counts.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         estimate = sums.sum(axis=0) / total_n
-        se = np.sqrt(((sums - counts * estimate[None, :]) ** 2).sum(axis=0)) / total_n
-    return estimate, se
+        deviations = np.multiply(counts, estimate[None, :])
+        np.subtract(sums, deviations, out=deviations)
+        np.square(deviations, out=deviations)
+        se = np.sqrt(deviations.sum(axis=0)) / total_n
+    return estimate, se, total_n, (counts > 0).sum(axis=0)
 
 
 def distinct_columns(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -176,7 +182,7 @@ def replicate_totals(w: np.ndarray, matrix: np.ndarray) -> np.ndarray:
 
 def cell_statistics(sums: np.ndarray, counts: np.ndarray, w: np.ndarray,
                     groups: np.ndarray | None = None, method: str = "percentile") -> dict[str, np.ndarray]:
-    """Point estimate, percentile CI, clustered SE and MDE per cell.
+    """Point estimate, percentile CI, clustered SE and MDE per cell, and its numbers of questions and cases.
 
     sums, counts: (n_cases x n_cells) per-case sums of values and numbers of
     questions; w: (replicates x n_cases) multiplicities; `method` one of
@@ -186,16 +192,22 @@ def cell_statistics(sums: np.ndarray, counts: np.ndarray, w: np.ndarray,
     cells' replicate sums, so no second product with w is needed.
     """
     replicate_sums, replicate_counts = w @ sums, replicate_totals(w, counts)
+    estimate, se, n_questions, n_cases = _point_statistics(sums, counts)
     if groups is not None:
-        sums, counts = np.hstack([sums, sums @ groups]), np.hstack([counts, counts @ groups])
+        # the groups' point statistics on their own sums: the cases x cells matrices are joined to
+        # the groups' only for an interval that reads them (a copy of 2 x 200 MB a cohort at 100x)
+        group_sums, group_counts = sums @ groups, counts @ groups
+        estimate, se, n_questions, n_cases = (np.concatenate(pair) for pair in zip(
+            (estimate, se, n_questions, n_cases), _point_statistics(group_sums, group_counts)))
+        sums, counts = ((np.hstack([sums, group_sums]), np.hstack([counts, group_counts]))
+                        if method in intervals.READS_CASE_SUMS else (None, None))
         replicate_sums = np.hstack([replicate_sums, replicate_sums @ groups])
         replicate_counts = np.hstack([replicate_counts, replicate_counts @ groups])
-    estimate, se = _point_statistics(sums, counts)
     with np.errstate(invalid="ignore", divide="ignore"):
         replicate_estimates = replicate_sums / replicate_counts
     low, high = intervals.interval(method, estimate, se, replicate_estimates, w, sums, counts, replicate_counts)
     return {
         "estimate": estimate, "ci_low": low, "ci_high": high,
         "n_finite_replicates": np.isfinite(replicate_estimates).sum(axis=0),
-        "se_clustered": se, "mde_80": (Z_975 + Z_80) * se,
+        "se_clustered": se, "mde_80": (Z_975 + Z_80) * se, "n_questions": n_questions, "n_cases": n_cases,
     }

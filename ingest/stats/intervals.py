@@ -30,6 +30,7 @@ ndtr = np.vectorize(_NORMAL.cdf, otypes=[float])           # one call per cell, 
 ndtri = np.vectorize(_NORMAL.inv_cdf, otypes=[float])
 
 METHODS = ("percentile", "bca", "studentized")
+READS_CASE_SUMS = ("bca", "studentized")       # the others read the replicates only
 ALPHA = 0.025
 
 

@@ -113,9 +113,8 @@ def cohort_estimates(session, sums, cohort, n_cases, all_labels, replicates, see
     frame["cohort"] = cohort
     for name in STATS:
         frame[name] = stats[name]
-    per_case = n_questions if groups is None else np.hstack([n_questions, n_questions @ groups])
-    frame["n_questions"] = per_case.sum(axis=0)
-    frame["n_cases"] = (per_case > 0).sum(axis=0)
+    frame["n_questions"] = stats["n_questions"]
+    frame["n_cases"] = stats["n_cases"]
     frame["n_valid"] = n_valid if groups is None else np.concatenate([n_valid, n_valid @ groups])
     frame["n_finite_replicates"] = stats["n_finite_replicates"]
     return frame
