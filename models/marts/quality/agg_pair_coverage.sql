@@ -36,7 +36,9 @@ touched as (
 ),
 {%- endif %}
 
-answers as (
+answers as not materialized (
+    -- read by each of its two readers for the columns it needs (materialised, it copied every column
+    -- of 17.8 M answers at 100x the paper's cases: 2.1 of the model's 2.7 s)
     select answers.*, questions.cohort
     from {{ ref('int_answers_scored') }} as answers
     inner join {{ ref('int_questions_positioned') }} as questions on questions.question_id = answers.question_id
