@@ -87,20 +87,20 @@ def dbt(db: Path, *args: str) -> tuple[float, float]:
     return child(db, [DBT, *args, "--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT)])
 
 
-def child(db: Path, command: list[str]) -> tuple[float, float]:
-    """Run a command in a child; return (wall seconds, peak RSS in MB of that child)."""
+def child(db: Path, command: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Run a command in a child (ENV added to its environment); return (wall seconds, peak RSS in MB of that child)."""
     probe = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
              "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(r.returncode)")
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", probe, *command], cwd=PROJECT, capture_output=True, text=True,
-                          env={**os.environ, "HINDSIGHT_DB": str(db)})
+                          env={**os.environ, "HINDSIGHT_DB": str(db), **(env or {})})
     if done.returncode != 0:
         sys.exit(done.stdout[-4000:])
     return time.perf_counter() - started, int(done.stderr.strip().splitlines()[-1]) / 1024
 
 
-def model_timings() -> dict[str, float]:
-    results = json.loads((PROJECT / "target" / "run_results.json").read_text())["results"]
+def model_timings(target: Path = PROJECT / "target") -> dict[str, float]:
+    results = json.loads((target / "run_results.json").read_text())["results"]
     # models by name, data tests as name.hash, unit tests as model.test
     return {r["unique_id"].split(".", 2)[2]: r["execution_time"] for r in results}
 
