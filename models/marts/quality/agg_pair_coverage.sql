@@ -37,7 +37,7 @@ touched as (
 {%- endif %}
 
 answers as not materialized (
-    -- read by each of its two readers for the columns it needs (materialised, it copied every column
+    -- read by each of its readers for the columns it needs (materialised, it copied every column
     -- of 17.8 M answers at 100x the paper's cases: 2.1 of the model's 2.7 s)
     select answers.*, questions.cohort
     from {{ ref('int_answers_scored') }} as answers
@@ -76,28 +76,52 @@ requested as (
     {%- endif %}
 ),
 
+sampling as (
+    -- whether any question was asked more than once (`--samples N`)
+    select coalesce(max(sample_index), 0) > 0 as has_samples
+    from {{ ref('int_answers_scored') }}
+    where is_latest_in_cell
+),
+
 pairs as (
+    -- the questions the paired metrics have a pair of: with one sample each, a pair is one already
+    select question_id, model, condition, prompt_variant
+    from {{ ref('int_answer_pairs') }}
+    {%- if only_touched %}
+    semi join touched using (model, prompt_variant)
+    {%- endif %}
+    where not (select has_samples from sampling)
+    union all
     select distinct question_id, model, condition, prompt_variant
     from {{ ref('int_answer_pairs') }}
     {%- if only_touched %}
     semi join touched using (model, prompt_variant)
     {%- endif %}
+    where (select has_samples from sampling)
 ),
 
 answered as (
+    -- per answered question: whether it has a full and a masked answer. With one sample each a
+    -- question has one newest answer a side, and its rows count as they are (at 100x the paper's
+    -- cases grouping 16.4 M answers into 8.2 M questions was most of this model's time); a
+    -- question's full row then stands for it in the pairs' count
     select
         cohort, question_id, model, condition, prompt_variant,
         bool_or(visibility = 'full') as has_full,
         bool_or(visibility = 'masked') as has_masked
     from answers
-    where is_latest_in_cell and condition <> '0'
+    where is_latest_in_cell and condition <> '0' and (select has_samples from sampling)
     group by all
+    union all
+    select cohort, question_id, model, condition, prompt_variant, visibility = 'full', visibility = 'masked'
+    from answers
+    where is_latest_in_cell and condition <> '0' and not (select has_samples from sampling)
 ),
 
 answered_requests as (
     select
         answered.cohort, answered.model, answered.prompt_variant, answered.condition,
-        count(pairs.question_id) as n_paired,
+        count(pairs.question_id) filter (where answered.has_full) as n_paired,
         count(*) filter (where answered.has_full) as n_full,
         count(*) filter (where answered.has_masked) as n_masked
     from answered
@@ -106,7 +130,8 @@ answered_requests as (
     semi join (
         select distinct requests.question_id, requests.condition, requests.prompt_variant
         from requests
-        semi join (select distinct question_id from answered) as asked using (question_id)
+        semi join (select distinct question_id from answers where is_latest_in_cell and condition <> '0') as asked
+            using (question_id)
     ) as requested_answers
         on requested_answers.question_id = answered.question_id
         and requested_answers.condition = answered.condition
