@@ -143,9 +143,9 @@ def weights_cache(database_path: str | None) -> Path | None:
 
 def _point_statistics(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, ...]:
     """Estimate, Miller's (2024) clustered SE (Var = sum_c (S_c - N_c * mean)^2 / N^2), the number
-    of questions and the number of cases with one. The
-    deviations in one buffer, computed in place: at 100x the paper's cases a cohort's matrices are
-    200 MB each, and every temporary was another one to allocate and fault in."""
+    of questions and the number of cases with one. The deviations are formed in one buffer, in place:
+    at 100x the paper's cases a cohort's matrices are 200 MB each, and every temporary was another
+    one to allocate and fault in."""
     total_n = counts.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         estimate = sums.sum(axis=0) / total_n
