@@ -49,10 +49,8 @@ questions as (
         'metrics': ['delta_acc', 'delta_htr', 'air', 'hbr']}} %}
 
 sampling as (
-    -- whether any question was asked more than once (`--samples N`; pairs pair samples of answers)
-    select coalesce(max(sample_index), 0) > 0 as has_samples
-    from {{ ref('int_answers_scored') }}
-    where is_latest_in_cell
+    -- pairs pair samples of answers: a warehouse without samples has none in its pairs either
+    {{ answers_have_samples() }}
 ),
 
 {%- if is_incremental() %}

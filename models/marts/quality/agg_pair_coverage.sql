@@ -77,27 +77,27 @@ requested as (
 ),
 
 sampling as (
-    -- whether any question was asked more than once (`--samples N`)
-    select coalesce(max(sample_index), 0) > 0 as has_samples
-    from {{ ref('int_answers_scored') }}
-    where is_latest_in_cell
+    {{ answers_have_samples() }}
 ),
 
-pairs as (
-    -- the questions the paired metrics have a pair of: with one sample each, a pair is one already
+newest as not materialized (
+    -- the newest answers of the paired conditions, read by each of their readers for what it needs
+    select * from answers where is_latest_in_cell and condition <> '0'
+),
+
+pair_rows as not materialized (
     select question_id, model, condition, prompt_variant
     from {{ ref('int_answer_pairs') }}
     {%- if only_touched %}
     semi join touched using (model, prompt_variant)
     {%- endif %}
-    where not (select has_samples from sampling)
+),
+
+pairs as (
+    -- the questions the paired metrics have a pair of: with one sample each, a pair is one already
+    select * from pair_rows where not (select has_samples from sampling)
     union all
-    select distinct question_id, model, condition, prompt_variant
-    from {{ ref('int_answer_pairs') }}
-    {%- if only_touched %}
-    semi join touched using (model, prompt_variant)
-    {%- endif %}
-    where (select has_samples from sampling)
+    select distinct * from pair_rows where (select has_samples from sampling)
 ),
 
 answered as (
@@ -109,13 +109,13 @@ answered as (
         cohort, question_id, model, condition, prompt_variant,
         bool_or(visibility = 'full') as has_full,
         bool_or(visibility = 'masked') as has_masked
-    from answers
-    where is_latest_in_cell and condition <> '0' and (select has_samples from sampling)
+    from newest
+    where (select has_samples from sampling)
     group by all
     union all
     select cohort, question_id, model, condition, prompt_variant, visibility = 'full', visibility = 'masked'
-    from answers
-    where is_latest_in_cell and condition <> '0' and not (select has_samples from sampling)
+    from newest
+    where not (select has_samples from sampling)
 ),
 
 answered_requests as (
@@ -130,8 +130,7 @@ answered_requests as (
     semi join (
         select distinct requests.question_id, requests.condition, requests.prompt_variant
         from requests
-        semi join (select distinct question_id from answers where is_latest_in_cell and condition <> '0') as asked
-            using (question_id)
+        semi join (select distinct question_id from newest) as asked using (question_id)
     ) as requested_answers
         on requested_answers.question_id = answered.question_id
         and requested_answers.condition = answered.condition
