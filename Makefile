@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test check lint install build clean
+.PHONY: demo test check lint install build clean docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -43,4 +43,9 @@ build: $(STAMP)
 	$(BIN)/hindsight build
 
 clean:
-	rm -rf target logs warehouse.duckdb reports
+	rm -rf target logs warehouse.duckdb reports site
+
+# The docs site (MkDocs Material) into site/; --strict turns a broken link or a missing page into a
+# failure. The CLI and marts references are generated from the code at every build.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(BIN)/mkdocs build --strict --site-dir site

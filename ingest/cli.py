@@ -8,6 +8,7 @@ import click
 
 from ingest.db import connect, require_marts, warehouse_path
 from ingest.errors import InputError
+from ingest.version import __version__
 
 
 def _fail(error: InputError) -> None:
@@ -27,6 +28,7 @@ class _Group(click.Group):
 
 
 @click.group(cls=_Group)
+@click.version_option(__version__, prog_name="hindsight", message="%(prog)s %(version)s")
 def main() -> None:
     """Hindsight-bias evaluation warehouse (DuckDB + dbt).
 
@@ -281,7 +283,7 @@ def leaderboard(out: Path | None, frozen: Path | None, strict: bool) -> None:
         rows = board.rows(con)
     out = out or Path("leaderboard")
     board.write_csv(rows, out.with_suffix(".csv"))
-    out.with_suffix(".md").write_text(board.markdown(rows) + "\n")
+    out.with_suffix(".md").write_text(board.markdown(rows) + f"\n\nWritten by hindsight-warehouse {__version__}.\n")
     click.echo(f"{len(rows)} models -> {out.with_suffix('.csv')}, {out.with_suffix('.md')}")
     if frozen:
         messages, failed = board.check(rows, frozen, strict)
@@ -312,15 +314,17 @@ def query(sql: str, csv_path: Path | None) -> None:
 
 
 @main.command()
-@click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet", show_default=True)
-@click.option("--out", type=click.Path(path_type=Path), default=Path("export"), show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet", show_default=True,
+              help="File format: Parquet (the version also in each file's key-value metadata) or CSV with a header.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("export"), show_default=True,
+              help="Folder for one file per mart and manifest.json.")
 def export(fmt: str, out: Path) -> None:
     """Write every public mart to DIR as Parquet or CSV (DuckDB COPY; no pyarrow needed)."""
     from ingest.publish.query import export_marts
 
     with connect(warehouse_path(), read_only=True) as con:
         written = export_marts(con, out, fmt)
-    click.echo(f"{len(written)} marts -> {out}")
+    click.echo(f"{len(written)} marts and manifest.json (hindsight-warehouse {__version__}) -> {out}")
 
 
 @main.command()

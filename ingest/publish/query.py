@@ -8,6 +8,8 @@ URLs. The warehouse is also opened read-only, as a second line of defence.
 from __future__ import annotations
 
 import csv
+import json
+from datetime import datetime, timezone
 from pathlib import Path
 
 import sqlglot
@@ -15,6 +17,7 @@ from sqlglot import exp
 
 from ingest.errors import InputError
 from ingest.publish.marts import public_marts
+from ingest.version import __version__
 
 FILE_READERS = {"read_csv", "read_csv_auto", "read_parquet", "parquet_scan", "read_json", "read_json_auto",
                 "read_json_objects", "read_ndjson", "read_ndjson_auto", "read_ndjson_objects", "read_text",
@@ -63,16 +66,28 @@ def run_query(con, sql: str, csv_path: Path | None = None) -> tuple[list[str], l
 
 
 def export_marts(con, out_dir: Path, fmt: str) -> list[Path]:
-    """Every public mart that exists, one file each, written by DuckDB's COPY."""
+    """Every public mart that exists, one file each, written by DuckDB's COPY, and manifest.json:
+    the warehouse version that wrote them, the build they come from (dim_build) and each file's rows.
+    Parquet files carry the version in their key-value metadata too, so one passed on alone says it."""
     out_dir.mkdir(parents=True, exist_ok=True)
     present = {r[0] for r in con.execute(
         "select table_name from information_schema.tables where table_schema = 'main'").fetchall()}
-    written = []
+    options = (f"(format parquet, kv_metadata {{warehouse_version: '{__version__}'}})" if fmt == "parquet"
+               else "(format csv, header true)")
+    written, files = [], []
     for mart in public_marts():
         if mart not in present:
             continue
         path = (out_dir / f"{mart}.{fmt}").resolve()
-        options = "(format parquet)" if fmt == "parquet" else "(format csv, header true)"
-        con.execute(f"copy (select * from main.{mart}) to '{str(path).replace(chr(39), chr(39) * 2)}' {options}")
+        rows = con.execute(f"copy (select * from main.{mart}) to '{str(path).replace(chr(39), chr(39) * 2)}' {options}").fetchone()[0]
         written.append(path)
+        files.append({"mart": mart, "file": path.name, "rows": rows})
+    build = None
+    if "dim_build" in present:
+        cursor = con.execute("select * from main.dim_build")
+        row = cursor.fetchone()
+        build = {d[0]: (str(v) if v is not None else None) for d, v in zip(cursor.description, row)} if row else None
+    manifest = {"warehouse_version": __version__, "written_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "format": fmt, "build": build, "files": files}
+    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return written

@@ -29,6 +29,7 @@ from ingest.errors import InputError
 from ingest.publish import interval_figures, leaderboard
 from ingest.publish.marts import public_marts
 from ingest.publish.palette import CONDITIONS, condition_label
+from ingest.version import __version__
 
 ANALYSES = PROJECT_DIR / "analyses"
 TEMPLATE = Path(__file__).with_name("report_template.html")
@@ -437,9 +438,11 @@ def provenance(report: Report, db: Path) -> dict:
         "hb_draws": _fmt(first["hb_bootstrap_draws"]) if first is not None else "—",
         "reference_source": _fmt(first["reference_source"]) if first is not None else "—",
         "parser": _fmt(first["build_answer_parser_version"]) if first is not None else "—",
+        "built_by": _fmt(first["warehouse_version"]) if first is not None else "—",
+        "written_by": __version__,
         "table": _table(answers.drop(columns=[c for c in rows.columns if c in {
             "built_at", "dbt_version", "dbt_invocation_id", "reference_source", "bootstrap_replicates",
-            "bootstrap_seed", "ci_method", "hb_bootstrap_draws", "build_answer_parser_version"}])) if len(answers) else None,
+            "bootstrap_seed", "ci_method", "hb_bootstrap_draws", "build_answer_parser_version", "warehouse_version"}])) if len(answers) else None,
     }
 
 

@@ -10,7 +10,9 @@ with settings as (
         cast({{ var('bootstrap_seed') }} as bigint) as bootstrap_seed,
         cast('{{ var("ci_method") }}' as varchar) as ci_method,
         cast('{{ var("hb_bootstrap_draws") }}' as varchar) as hb_bootstrap_draws,
-        cast({{ answer_parser_version() }} as varchar) as answer_parser_version
+        cast({{ answer_parser_version() }} as varchar) as answer_parser_version,
+        -- the release of this project that built the marts (pyproject.toml; a test keeps the var equal)
+        cast('{{ var("warehouse_version") }}' as varchar) as warehouse_version
 )
 
 select * from settings

@@ -1,0 +1,77 @@
+"""Generates the marts reference from the dbt YAML at every `mkdocs build` (mkdocs-gen-files).
+
+Nothing here is written by hand: a mart, column, description or test added to models/marts/ appears
+in the docs without anyone remembering to document it.
+"""
+from __future__ import annotations
+
+import mkdocs_gen_files
+
+from ingest.publish.marts import public_mart_properties, singular_tests_of
+
+FOLDERS = {
+    "core": "Cases, questions, TTS events and the build",
+    "requests": "Requests: what the runners ask",
+    "scores": "Scored answers and pairs",
+    "metrics": "Metrics with case-clustered bootstrap intervals",
+    "quality": "Data quality and coverage",
+    "validation": "Human validation (Appendix G)",
+    "hindsightbench": "HindsightBench audit",
+}
+
+
+def _one_line(text: str | None) -> str:
+    return " ".join((text or "").split()).replace("|", "\\|")
+
+
+def _test_name(test) -> str:
+    if isinstance(test, str):
+        return test
+    name, spec = next(iter(test.items()))
+    arguments = (spec or {}).get("arguments", spec or {})
+    detail = ", ".join(f"{k}: {v}" for k, v in arguments.items() if k not in ("config", "severity")) if isinstance(arguments, dict) else ""
+    return f"{name} ({detail})" if detail else name
+
+
+def _column_checks(column: dict) -> str:
+    checks = [c["type"] for c in column.get("constraints") or []]
+    checks += [_test_name(t) for t in column.get("data_tests") or column.get("tests") or []]
+    return ", ".join(f"`{c}`" for c in checks)
+
+
+def render() -> str:
+    marts = public_mart_properties()
+    lines = ["# Marts reference", "",
+             "Generated from the dbt properties in `models/marts/` at every docs build. Every mart below is "
+             "`access: public` with an enforced contract (column names, order and types), lives in the default "
+             "schema `main`, and keeps its name and columns across releases (a change is a breaking entry in the "
+             "[changelog](../changelog.md)).", ""]
+    for folder, title in FOLDERS.items():
+        names = [m["name"] for m in marts if m["folder"] == folder]
+        if names:
+            lines.append(f"- **{title}**: " + ", ".join(f"[`{n}`](#{n})" for n in names))
+    lines.append("")
+    for mart in marts:
+        config = mart.get("config") or {}
+        lines += [f"## {mart['name']}", "",
+                  f"**Grain:** {(config.get('meta') or {}).get('grain', '')} · **folder:** `models/marts/{mart['folder']}/` · "
+                  f"**materialized:** {config.get('materialized', 'table (project default)')}", "",
+                  _one_line(mart.get("description")), ""]
+        model_tests = [_test_name(t) for t in mart.get("data_tests") or mart.get("tests") or []]
+        if model_tests:
+            lines += ["**Data tests:** " + "; ".join(f"`{t}`" for t in model_tests), ""]
+        if mart["unit_tests"]:
+            lines += ["**Unit tests:** " + ", ".join(f"`{t}`" for t in mart["unit_tests"]), ""]
+        singular = singular_tests_of(mart["name"])
+        if singular:
+            lines += ["**Singular tests:** " + ", ".join(f"`{t}`" for t in singular), ""]
+        lines += ["| column | type | description | checks |", "| --- | --- | --- | --- |"]
+        for column in mart.get("columns", []):
+            lines.append(f"| `{column['name']}` | {column.get('data_type', '')} | {_one_line(column.get('description'))} "
+                         f"| {_column_checks(column)} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+with mkdocs_gen_files.open("reference/marts.md", "w") as handle:
+    handle.write(render())
