@@ -280,6 +280,7 @@ def leaderboard(out: Path | None, frozen: Path | None, strict: bool) -> None:
     from ingest.publish import leaderboard as board
 
     with connect(warehouse_path(), read_only=True) as con:
+        require_marts(con, "agg_hb_audit_rows")
         rows = board.rows(con)
     out = out or Path("leaderboard")
     board.write_csv(rows, out.with_suffix(".csv"))

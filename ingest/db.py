@@ -501,7 +501,9 @@ def open_warehouse(path: Path, read_only: bool = False) -> duckdb.DuckDBPyConnec
 def connect(path: Path | None = None, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
     path = path or warehouse_path()
     if read_only and not path.exists():
-        raise FileNotFoundError(path)
+        raise InputError(path, "no warehouse file here",
+                         "load data (`hindsight load ...`, or `hindsight demo`) and run `hindsight build`, or set HINDSIGHT_DB "
+                         "to your warehouse file")
     path.parent.mkdir(parents=True, exist_ok=True)
     con = open_warehouse(path, read_only=read_only)
     try:

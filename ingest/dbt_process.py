@@ -132,7 +132,13 @@ def main() -> int:
         return 1                            # cancelled
     args = json.loads(line)
     manifest = parsed.result if parsed.success and parse_flags(args) == flags else None
-    return 0 if dbtRunner(manifest=manifest).invoke([*args, *COMMON]).success else 1
+    result = dbtRunner(manifest=manifest).invoke([*args, *COMMON])
+    if result.exception is not None:
+        # dbt refused the arguments (an unknown flag, a bad --vars) before running anything, and
+        # dbtRunner says so only through the result: say it once, as the CLI says its own errors
+        print(f"error: dbt {' '.join(args[:1])}: {' '.join(str(result.exception).split()).rstrip('.')}. Fix: check the arguments "
+              "after `hindsight build` (they go to `dbt build`; `dbt build --help` lists them)", file=sys.stderr)
+    return 0 if result.success else 1
 
 
 if __name__ == "__main__":

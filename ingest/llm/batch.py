@@ -72,6 +72,33 @@ class _Client:
         else:
             raise InputError("--batch", f"{provider} has no batch API", "use --batch with openai:… or anthropic:… models")
 
+    def require_batch_api(self) -> None:
+        """One cheap listing of the batch endpoints before anything is stored: an OpenAI-compatible
+        server that serves completions only (vLLM, llama.cpp, Ollama, most proxies) answers 404 or 405
+        there, which stops the run with one line instead of a traceback halfway through a submission."""
+        endpoint = self.base_url or ("https://api.openai.com/v1" if self.provider == "openai" else "https://api.anthropic.com")
+        if self.provider == "openai":
+            import openai
+
+            probes = [("the Files API (GET /files)", lambda: self.sdk.files.list(purpose="batch")),
+                      ("the Batch API (GET /batches)", lambda: self.sdk.batches.list(limit=1))]
+            missing = (openai.NotFoundError, openai.APIStatusError)
+        else:
+            import anthropic
+
+            probes = [("the Message Batches API (GET /v1/messages/batches)", lambda: self.sdk.messages.batches.list(limit=1))]
+            missing = (anthropic.NotFoundError, anthropic.APIStatusError)
+        for what, probe in probes:
+            try:
+                probe()
+            except missing as error:
+                if error.status_code not in (404, 405, 501):
+                    raise
+                raise InputError("--batch", f"{endpoint} has no {what}: it answered HTTP {error.status_code}, so batch "
+                                            "collection cannot run there",
+                                 "drop --batch to ask the calls one by one (--concurrency sets how many at a time), or point "
+                                 "--base-url at a provider that has the Batch API") from None
+
     # -- submission --------------------------------------------------------------------------------
     def send(self, con, row: dict, payload) -> dict:
         """Bring a `preparing` batch to the provider, or find it there; the fields to store."""
@@ -361,6 +388,7 @@ def run_batched(con, provider, model: str, jobs: list[Job], pending: dict[str, l
     writers = {purpose: write for purpose in purposes}
     clients = {(provider.provider, provider.base_url): _Client(provider.provider, provider.base_url)}
     client = clients[(provider.provider, provider.base_url)]
+    client.require_batch_api()
     collect(con, model, writers, by_call, summary, purposes, clients)
     live = live_calls(con, model)
     summary.in_batches = sum(1 for call_id in pending if call_id in live)

@@ -154,8 +154,12 @@ def reply_for(path: str, body: dict, number: int, action: dict, min_complete_tok
 
 
 class FakeLLMServer:
-    def __init__(self, script=None, delay: float = 0.0, min_complete_tokens: int = 0, batch_script=None):
+    def __init__(self, script=None, delay: float = 0.0, min_complete_tokens: int = 0, batch_script=None,
+                 batch_api: bool = True):
         self.script = script or (lambda n, body: None)
+        # False: a server that serves completions only, as vLLM, llama.cpp and Ollama do: its framework
+        # answers every Files and Batches route 404 {"detail": "Not Found"} (FastAPI's body)
+        self.batch_api = batch_api
         self.delay = delay
         self.min_complete_tokens = min_complete_tokens      # a reply needs this many tokens, or it is cut off
         self.requests: list[dict] = []       # every request body, in arrival order
@@ -181,11 +185,17 @@ class FakeLLMServer:
                 self.wfile.write(data)
 
             def do_GET(self):
+                if not server.batch_api:
+                    self.send(404, {"detail": "Not Found"})
+                    return
                 self.send(*server.batches.get(self.path))
 
             def do_POST(self):
                 raw = self.rfile.read(int(self.headers["Content-Length"]))
                 if self.path.split("?")[0].endswith(("/files", "/batches", "/cancel")):
+                    if not server.batch_api:
+                        self.send(404, {"detail": "Not Found"})
+                        return
                     self.send(*server.batches.post(self.path, raw, self.headers.get("content-type", "")))
                     return
                 body = json.loads(raw)

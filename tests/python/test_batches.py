@@ -165,3 +165,33 @@ def test_the_responses_endpoint_and_a_truncated_item_in_a_batch(db):
         assert "submitted" not in hindsight(db, *args).output
     assert query(db, "select parse_status, finish_reason, count(*) from raw.llm_calls group by all order by 1") == \
         [("ok", "completed", 3), ("truncated", "max_output_tokens", 1)]
+
+
+@pytest.mark.parametrize("command", [
+    ["answer", "--conditions", "2.1", "--variant", "standard"],
+    ["generate", "narratives"],
+    ["generate", "questions"],
+    ["judge"],
+    ["audit", "run", "--tier", "smoke"],
+])
+def test_batch_against_a_server_without_the_batch_api_stops_with_one_line(db, command):
+    """vLLM, llama.cpp and Ollama serve completions but no Files or Batches routes: every command that
+    takes --batch says so on one line before storing or sending anything, and names the fix."""
+    with FakeLLMServer(batch_api=False) as server:
+        url = server.url + "/v1"
+        before = scalar(db, "select count(*) from raw.batches")
+        done = hindsight(db, *command, "--model", "openai:qwen2.5-7b", "--base-url", url, "--limit", "3", "--batch", expect=2)
+        assert "Traceback" not in done.output
+        errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+        assert len(errors) == 1, done.output
+        assert url in errors[0] and "HTTP 404" in errors[0] and "drop --batch" in errors[0]
+        assert not server.requests and scalar(db, "select count(*) from raw.batches") == before
+        assert scalar(db, "select count(*) from raw.llm_calls") == 0
+        hindsight(db, *command, "--model", "openai:qwen2.5-7b", "--base-url", url, "--limit", "3")   # the fix works
+
+
+def test_anthropic_batch_against_a_proxy_without_message_batches_stops_with_one_line(db):
+    with FakeLLMServer(batch_api=False) as server:
+        done = hindsight(db, *ANSWER, "--model", "anthropic:claude-haiku-4-5", "--base-url", server.url, "--limit", "2",
+                         "--batch", expect=2)
+        assert "Traceback" not in done.output and "Message Batches API" in done.stderr and server.url in done.stderr

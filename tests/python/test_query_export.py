@@ -2,6 +2,8 @@
 standard DuckDB SQLAlchemy driver."""
 from __future__ import annotations
 
+import json
+
 import duckdb
 import pytest
 from sqlalchemy import create_engine, text
@@ -11,6 +13,7 @@ from ingest.db import connect
 from ingest.demo.run import load_demo
 from ingest.llm.answer import answer_requests
 from ingest.publish.marts import public_marts
+from ingest.version import __version__
 
 pytestmark = pytest.mark.slow
 
@@ -47,6 +50,26 @@ def test_anything_but_a_read_is_refused(warehouse, sql, refusal):
     assert duckdb.connect(str(warehouse), read_only=True).execute("select count(*) from dim_cases").fetchone() == before
 
 
+@pytest.mark.parametrize("sql, message", [
+    ("select estimat from agg_metrics", 'Referenced column "estimat" not found in FROM clause! Candidate bindings: "estimate"'),
+    ("select * from agg_metric", "Table with name agg_metric does not exist! Did you mean \"agg_metrics\""),
+    ("select cast(case_id as integer) from dim_cases", "Conversion Error: Could not convert string"),
+    ("select * from dim_cases where cohort = 1", "Conversion Error"),
+])
+def test_an_ordinary_sql_mistake_is_one_line_with_the_engines_suggestion(warehouse, sql, message):
+    done = hindsight(warehouse, "query", sql, expect=2)
+    assert "Traceback" not in done.output and not done.stdout
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert done.stderr.startswith("error: query: ") and message in done.stderr and "Fix: correct the query" in done.stderr
+    assert "LINE 1" not in done.stderr
+
+
+def test_catalog_reads_are_allowed(warehouse):
+    assert "estimate" in hindsight(warehouse, "query", "describe agg_metrics", in_process=True).stdout
+    assert "agg_metrics" in hindsight(warehouse, "query", "show tables", in_process=True).stdout
+    hindsight(warehouse, "query", "describe select * from read_csv('/etc/passwd')", expect=2, in_process=True)
+
+
 def test_a_read_prints_a_table_or_writes_csv(warehouse, tmp_path):
     out = hindsight(warehouse, "query", "with c as (select cohort, count(*) as n from dim_cases group by cohort) "
                     "select * from c order by cohort", in_process=True).stdout
@@ -59,7 +82,15 @@ def test_a_read_prints_a_table_or_writes_csv(warehouse, tmp_path):
 def test_export_writes_every_public_mart(warehouse, tmp_path):
     hindsight(warehouse, "export", "--format", "parquet", "--out", tmp_path / "pq", in_process=True)
     files = sorted(p.name for p in (tmp_path / "pq").iterdir())
-    assert files == sorted(f"{mart}.parquet" for mart in public_marts())
+    assert files == sorted([f"{mart}.parquet" for mart in public_marts()] + ["manifest.json"])
+    # the release that wrote them, in the manifest and in each Parquet file's own metadata
+    manifest = json.loads((tmp_path / "pq" / "manifest.json").read_text())
+    assert manifest["warehouse_version"] == __version__ and manifest["build"]["warehouse_version"] == __version__
+    assert {f["mart"] for f in manifest["files"]} == set(public_marts())
+    assert next(f["rows"] for f in manifest["files"] if f["mart"] == "dim_questions") == 80
+    kv = duckdb.connect().execute("select value from parquet_kv_metadata(?) where key = 'warehouse_version'",
+                                  [str(tmp_path / "pq" / "dim_cases.parquet")]).fetchone()
+    assert kv[0].decode() == __version__
     rows = duckdb.connect().execute(f"select count(*) from read_parquet('{tmp_path / 'pq' / 'agg_metrics.parquet'}')").fetchone()[0]
     assert rows == duckdb.connect(str(warehouse), read_only=True).execute("select count(*) from agg_metrics").fetchone()[0]
     hindsight(warehouse, "export", "--format", "csv", "--out", tmp_path / "csv", in_process=True)
