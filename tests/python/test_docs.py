@@ -67,7 +67,7 @@ def test_the_site_builds_strictly_with_generated_references(tmp_path):
         for column in mart.get("columns", []):
             assert f"<code>{column['name']}</code>" in marts, (mart["name"], column["name"])
     cli = (tmp_path / "site" / "reference" / "cli" / "index.html").read_text()
-    for path, command in commands():
+    for path, _ in commands():
         assert f'id="hindsight-{"-".join(path)}"' in cli, path
     assert "--retry-truncated" in cli and "--vendor-cutoff" in cli
 
