@@ -158,7 +158,7 @@ def main() -> None:
     figures["report_after_append_seconds"] = round(child(db, [*HINDSIGHT, "report", "--out", str(folder / "report")])[0], 1)
     # the metric models from scratch (they are incremental: a plain run would only estimate what changed)
     # a plain dbt, in a target folder of its own: its parse state hashes the warehouse's path, unlike
-    # the build's (README "The parse outlives the warehouse's path"), and in the project's target it
+    # the build's (ingest/dbt_process.py, warehouse_free_parse_state), and in the project's target it
     # would make the next run's full build parse the whole project again
     plain = folder / "dbt-target"
     wall, _ = child(db, [DBT, "run", "--full-refresh", "--select", *METRIC_MODELS, *EVAL_TARGET_MODELS,

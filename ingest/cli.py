@@ -113,11 +113,15 @@ def load_responses_command(file: Path) -> None:
 @load.command("judgments")
 @click.argument("file", type=click.Path(path_type=Path))
 def load_judgments_command(file: Path) -> None:
-    """Load free-response judgments made elsewhere (JSONL; another judge pipeline or people)."""
+    """Load free-response judgments made elsewhere (JSONL; another judge pipeline or people), before or after
+    the answers they judge: the build matches them."""
     from ingest.load.judgments import load_judgments
 
     with connect() as con:
         result = load_judgments(con, file)
+    if result.inserted:
+        click.echo("judgments are matched to their questions and answers by `hindsight build`; "
+                   "`hindsight status` lists any it could not match, with the reason")
     _report_jsonl(result, "judgments")
 
 

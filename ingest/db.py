@@ -130,6 +130,34 @@ create table if not exists raw.judgments (
     judged_at            timestamp not null
 );
 
+-- judgments loaded from files (`hindsight load judgments`), naming their answers as responses
+-- name them: matching them to answers is the build's job (int_loaded_judgments_matched), so they
+-- can be loaded before the questions and answers they judge
+create table if not exists raw.loaded_judgments (
+    load_id               integer not null,
+    source_file           varchar not null,
+    line_number           integer not null,
+    judgment_id           varchar not null,
+    kind                  varchar not null,   -- individual | paired
+    question_id           varchar not null,
+    model                 varchar not null,   -- the answering model, as responses name it
+    condition             varchar not null,
+    visibility            varchar,            -- individual: the judged answer's
+    prompt_variant        varchar not null,
+    sample_index          integer not null,
+    judge_model           varchar not null,
+    accuracy_score        double,
+    htr_score             double,
+    full_equals_masked    boolean,
+    full_accuracy_score   double,
+    masked_accuracy_score double,
+    full_htr_score        double,
+    masked_htr_score      double,
+    hbr_score             double,
+    record                json not null,      -- the line as loaded (a rationale and other fields kept)
+    loaded_at             timestamp not null
+);
+
 -- one row per model call the runners made (a call id is stored at most once
 -- with status ok); keys are never stored
 create table if not exists raw.llm_calls (

@@ -123,6 +123,7 @@ def status_report(con, path: Path) -> str:
     out += ["", "question sets off the paper's design (§3.3: 10 per case, 2/3/5 accuracy/hindsight_bias/both, "
                 "three formats, 4 options, a trap unlike the reference; warnings, nothing was rejected):"]
     out += question_design_lines(con)
+    out += judgment_lines(con)
     out += ["", "rejected question and response rows, by field and reason:"]
     out += text_table(con, """
         select kind, field, reason, count(*) as n_rows, min(source_file || ':' || line_number) as first_at
@@ -134,6 +135,29 @@ def status_report(con, path: Path) -> str:
                sum(unexpected_count) as unexpected
         from raw.validations group by all order by kind, suite, expectation, column_name""")
     return "\n".join(out)
+
+
+def judgment_lines(con) -> list[str]:
+    """Loaded judgments the last build could not match to their question and answers, with the reason
+    (they wait in raw: load what they name and build again), and those loaded since that build."""
+    loaded = con.execute("select count(*) from raw.loaded_judgments").fetchone()[0]
+    if not loaded:
+        return []
+    if not _exists(con, "intermediate", "int_loaded_judgments_matched"):
+        return ["", f"loaded judgments: {loaded}, not matched to answers yet: run `hindsight build`"]
+    unmatched = con.execute("select count(*) from intermediate.int_judgments_unmatched").fetchone()[0]
+    if not unmatched:
+        out = ["", f"loaded judgments: {loaded}, every one the last build saw matched to its answers"]
+    else:
+        out = ["", "loaded judgments the last build could not use (load what they name, then `hindsight build`):"]
+        out += text_table(con, """
+            select reason, model, count(*) as n_judgments, min(source_file || ':' || line_number) as first_at
+            from intermediate.int_judgments_unmatched group by all order by n_judgments desc, reason, model""")
+    pending = con.execute("""select count(*) from raw.loaded_judgments
+        where judgment_id not in (select judgment_id from intermediate.int_loaded_judgments_matched)""").fetchone()[0]
+    if pending:
+        out.append(f"  {pending} judgments loaded since the last build: `hindsight build` matches them")
+    return out
 
 
 def question_design_lines(con) -> list[str]:

@@ -36,7 +36,7 @@ def parse_row(schema: type[BaseModel], obj: dict, what: str):
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(line)"
-        raise RowError(where, first["msg"], f"follow the {what} schema in README (Loading your own data)") from None
+        raise RowError(where, first["msg"], f"follow the {what} schema in docs/your-data.md") from None
 
 
 @dataclass
@@ -116,7 +116,7 @@ def load_jsonl_file(
     if missing:
         status = "rejected"
         why = "required fields missing from every line: " + ", ".join(missing)
-        result.errors.append(InputError(path, why, "add the fields (see the schema in README) and load again"))
+        result.errors.append(InputError(path, why, "add the fields (see the schema in docs/your-data.md) and load again"))
     else:
         keys = {row[0] for row in con.execute(existing_keys_sql).fetchall()}
         for number, line, obj in parsed:

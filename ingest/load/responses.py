@@ -1,4 +1,4 @@
-"""`hindsight load responses`: replayed model answers (schema in README).
+"""`hindsight load responses`: replayed model answers (schema in docs/your-data.md).
 
 `model` is stored verbatim; a response needs no matching request row
 (answers made elsewhere have none), but its question must be loaded.

@@ -17,7 +17,7 @@ multiplicity w[r, c]), so switching methods never redraws:
 A cell's estimate is a ratio of sums, sum_c S_c / sum_c N_c (a question-
 weighted mean). Replicates that drew none of a cell's cases (N = 0) are left
 out, as the percentile method always did. bench/bench_coverage.py measures
-each method's coverage; README "Intervals" says which to use when.
+each method's coverage; docs/clinical-benchmark.md ("Intervals: which ci_method to choose") says which to use when.
 """
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """`hindsight load judgments`: free-response scores made elsewhere, used by the marts exactly
-as `hindsight judge`'s are; bad lines named with file, line, field and fix while the rest loads."""
+as `hindsight judge`'s are; bad lines named with file, line, field and fix while the rest loads;
+loaded in any order before one build, which matches them and lists what it could not."""
 from __future__ import annotations
 
 import json
@@ -54,12 +55,18 @@ def test_judgments_made_elsewhere_score_answers_and_pairs_by_eval_target(answere
         "{not json",
     ])
     done = hindsight(db, "load", "judgments", path, expect=1)
-    assert "4 judgments added, 0 already present, 4 rejected" in done.stdout
-    for number, field in ((5, "accuracy_score"), (6, "model"), (7, "htr_score"), (8, "(line)")):
+    assert "6 judgments added, 0 already present, 2 rejected" in done.stdout
+    for number, field in ((5, "accuracy_score"), (8, "(line)")):
         assert f"{path}:{number}: {field}:" in done.stderr and "Fix:" in done.stderr, (number, done.stderr)
-    assert "load or collect the answers first" in done.stderr
 
-    hindsight(db, "build", *MODELS_ONLY)
+    # what the line alone cannot tell (no such answer, a score the eval target uses) the build says
+    build = hindsight(db, "build", *MODELS_ONLY[:1], "resource_type:unit_test")
+    assert "WARN" in build.stdout and "warn_loaded_judgments_matched" in build.stdout
+    unmatched = query(db, "select line_number, reason from intermediate.int_judgments_unmatched order by 1")
+    assert unmatched == [(6, "no_answer"), (7, "score_missing")]
+    status = hindsight(db, "status").stdout
+    assert "loaded judgments the last build could not use" in status
+    assert "no_answer" in status and f"{path}:6" in status and "score_missing" in status
     answers = {(qid, vis): (acc, htr, judge) for qid, vis, acc, htr, judge in query(db, """
         select question_id, visibility, acc, htr, judge_model from fct_answers where model = 'replay:m'""")}
     assert answers[(both, "full")] == (1.0, 0.0, "people:panel-1")
@@ -78,11 +85,28 @@ def test_judgments_made_elsewhere_score_answers_and_pairs_by_eval_target(answere
              masked_htr_score=0, full_equals_masked=True),
         line(kind="individual", question_id=both, visibility="full", accuracy_score=1, htr_score=0)]])
     assert "0 judgments added, 2 already present, 0 rejected" in hindsight(db, "load", "judgments", again).stdout
-    assert query(db, "select count(*) from raw.judgments")[0][0] == 4
+    assert query(db, "select count(*) from raw.loaded_judgments")[0][0] == 6
 
 
-def test_judgments_need_built_marts(tmp_path):
+def test_judgments_load_before_the_questions_and_answers_they_judge(answered, tmp_path):
+    """Load everything, then build, in any order: judgments first, then cases and questions, then the
+    answers; one build matches them and scores the answers with them."""
+    source, picked = answered
     db = new_warehouse(tmp_path)
-    path = write_jsonl(tmp_path / "j.jsonl", [line(kind="individual", question_id="q", visibility="full")])
-    done = hindsight(db, "load", "judgments", path, expect=2)
-    assert "not built" in done.stderr and "hindsight build" in done.stderr
+    both = picked["both"]
+    path = write_jsonl(tmp_path / "judgments.jsonl", [
+        line(kind="individual", question_id=both, visibility="full", accuracy_score=0.5, htr_score=1),
+        line(kind="paired", question_id=both, full_accuracy_score=0.5, masked_accuracy_score=1, full_htr_score=1,
+             masked_htr_score=0, full_equals_masked=False)])
+    done = hindsight(db, "load", "judgments", path)
+    assert "2 judgments added" in done.stdout and "hindsight build" in done.stdout
+    assert "not matched to answers yet" in hindsight(db, "status").stdout
+    load_demo(db)
+    hindsight(db, "load", "responses", source.parent / "responses.jsonl")
+    hindsight(db, "build", *MODELS_ONLY)
+    assert query(db, "select acc, htr, judge_model from fct_answers where model = 'replay:m' and question_id = ? "
+                     "and visibility = 'full'", [both]) == [(0.5, 1.0, "people:panel-1")]
+    assert query(db, "select delta_acc, delta_htr from fct_answer_pairs where model = 'replay:m' and question_id = ?",
+                 [both]) == [(0.5, 1.0)]
+    assert query(db, "select count(*) from intermediate.int_judgments_unmatched") == [(0,)]
+    assert "could not use" not in hindsight(db, "status").stdout

@@ -77,7 +77,7 @@ def test_public_marts_are_declared_once_contracted_described_and_in_main(manifes
     for name in public:
         node = nodes[name]
         assert node["config"]["contract"]["enforced"], name
-        # incremental: the scored facts, appended to rather than rebuilt (README "Performance")
+        # incremental: the scored facts, appended to rather than rebuilt (docs/architecture.md, "Refresh at scale")
         assert node["config"]["materialized"] in ("table", "view", "incremental"), name
         assert node["language"] == "sql", f"{name}: a contract needs a SQL model"
         for column, spec in node["columns"].items():

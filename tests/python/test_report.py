@@ -90,7 +90,7 @@ def test_the_missing_pairs_check_counts_each_missing_side(demo_warehouse, tmp_pa
                     [[q for (q,) in gone]])
         con.execute("""delete from raw.responses where model = 'sim:noise@0.2' and condition = '1.2'
                        and prompt_variant = 'standard' and visibility = 'full'""")
-    # deleted raw rows need a build from scratch (README, "When to run --full-refresh")
+    # deleted raw rows need a build from scratch (docs/architecture.md, "When to run --full-refresh")
     hindsight(db, "build", "--full-refresh", "--exclude", "resource_type:test", "resource_type:unit_test")
     with connect(db) as con:
         rows = con.execute(report.analysis_sql("report_missing_pairs")).df()

@@ -29,7 +29,7 @@ with paired_judgments as (
         row_number() over (
             partition by full_side.response_key, masked_side.response_key order by judgments.judged_at desc, judgments.judge_model
         ) as judge_rank
-    from {{ ref('stg_raw__judgments') }} as judgments
+    from {{ ref('int_judgments') }} as judgments
     inner join {{ ref('stg_raw__responses') }} as full_side on full_side.response_id = judgments.full_response_id
     inner join {{ ref('stg_raw__responses') }} as masked_side on masked_side.response_id = judgments.masked_response_id
     where judgments.kind = 'paired'

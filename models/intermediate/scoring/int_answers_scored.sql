@@ -27,7 +27,7 @@
 {%- set judgments_sql %}
     select response_id, judgment_id, judge_model, accuracy_score, htr_score,
         row_number() over (partition by response_id order by judged_at desc, judge_model) as judge_rank
-    from {{ ref('stg_raw__judgments') }}
+    from {{ ref('int_judgments') }}
     where kind = 'individual'
     qualify judge_rank = 1
 {%- endset %}

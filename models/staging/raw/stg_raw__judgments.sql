@@ -1,17 +1,7 @@
--- One row per free-response judgment: the latest per judged answer (or
--- answer pair) and judge model. Scores are in {0, 0.5, 1}.
+-- One row per judgment the judge runner wrote (and judgments loaded by earlier versions, which named
+-- their answers by response id); int_judgments adds the loaded ones and keeps the newest per target.
 with source as (
     select * from {{ source('raw', 'judgments') }}
-),
-
-ranked as (
-    select
-        *,
-        row_number() over (
-            partition by kind, coalesce(response_id, full_response_id || '|' || masked_response_id), judge_model
-            order by judged_at desc, judgment_id desc
-        ) as version_rank
-    from source
 ),
 
 final as (
@@ -31,8 +21,7 @@ final as (
         masked_htr_score,
         hbr_score,
         judged_at
-    from ranked
-    where version_rank = 1
+    from source
 )
 
 select * from final

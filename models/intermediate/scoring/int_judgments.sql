@@ -1,0 +1,58 @@
+-- The judgments the scores use: the judge runner's (stg_raw__judgments) and the loaded ones the
+-- build matched to their answers, the newest per judged answer (or answer pair) and judge model.
+with judgments as (
+    select
+        judgment_id,
+        kind,
+        response_id,
+        full_response_id,
+        masked_response_id,
+        judge_model,
+        accuracy_score,
+        htr_score,
+        full_equals_masked,
+        full_accuracy_score,
+        masked_accuracy_score,
+        full_htr_score,
+        masked_htr_score,
+        hbr_score,
+        judged_at
+    from {{ ref('stg_raw__judgments') }}
+    union all
+    select
+        judgment_id,
+        kind,
+        response_id,
+        full_response_id,
+        masked_response_id,
+        judge_model,
+        accuracy_score,
+        htr_score,
+        full_equals_masked,
+        full_accuracy_score,
+        masked_accuracy_score,
+        full_htr_score,
+        masked_htr_score,
+        hbr_score,
+        loaded_at as judged_at
+    from {{ ref('int_loaded_judgments_matched') }}
+    where match_status = 'matched'
+),
+
+ranked as (
+    select
+        *,
+        row_number() over (
+            partition by kind, coalesce(response_id, full_response_id || '|' || masked_response_id), judge_model
+            order by judged_at desc, judgment_id desc
+        ) as version_rank
+    from judgments
+),
+
+final as (
+    select * exclude (version_rank)
+    from ranked
+    where version_rank = 1
+)
+
+select * from final

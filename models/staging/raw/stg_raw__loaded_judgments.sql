@@ -1,0 +1,33 @@
+-- One row per judgment line loaded from a file: the answers it judges named as responses name them
+-- (matched to answers by int_loaded_judgments_matched). Scores are in {0, 0.5, 1}.
+with source as (
+    select * from {{ source('raw', 'loaded_judgments') }}
+),
+
+final as (
+    select
+        judgment_id,
+        kind,
+        question_id,
+        model,
+        condition,
+        visibility,
+        prompt_variant,
+        sample_index,
+        judge_model,
+        accuracy_score,
+        htr_score,
+        full_equals_masked,
+        full_accuracy_score,
+        masked_accuracy_score,
+        full_htr_score,
+        masked_htr_score,
+        hbr_score,
+        source_file,
+        line_number,
+        load_id,
+        loaded_at
+    from source
+)
+
+select * from final
