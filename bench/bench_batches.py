@@ -16,6 +16,7 @@ from pathlib import Path
 from ingest.db import connect
 from ingest.llm.answer import answer_requests
 from ingest.llm.batch import BatchOptions, collect_all
+from ingest.llm.batch_writers import writers_for
 from ingest.llm.profiles import Overrides
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -45,9 +46,9 @@ def run(provider: str, calls: int, samples: int) -> dict:
         submitted = answer_requests(con, model, url, limit=calls // samples, overrides=overrides)
         submit_seconds = time.perf_counter() - started
         started = time.perf_counter()           # poll until every batch has ended and is stored
-        polls, still_open = 1, collect_all(con)[1]
+        polls, still_open = 1, collect_all(con, writers_for)[1]
         while still_open:
-            polls, still_open = polls + 1, collect_all(con)[1]
+            polls, still_open = polls + 1, collect_all(con, writers_for)[1]
         collect_seconds = time.perf_counter() - started
         stored = con.execute("select count(*) from raw.llm_calls where model = ?", [model]).fetchone()[0]
         batches = con.execute("select count(*), max(n_requests), max(input_bytes) from raw.batches").fetchone()

@@ -8,7 +8,7 @@ import click
 
 from ingest.db import connect, require_marts, warehouse_path
 from ingest.errors import InputError
-from ingest.version import __version__
+from ingest.config import __version__
 
 
 def _fail(error: InputError) -> None:
@@ -521,9 +521,10 @@ def batches(ctx) -> None:
 def batches_collect(wait: bool, poll_interval: float) -> None:
     """Poll every open batch and store the results of those that have ended, exactly once."""
     from ingest.llm.batch import collect_all
+    from ingest.llm.batch_writers import writers_for
 
     with connect() as con:
-        summary, still_open = collect_all(con, wait, poll_interval)
+        summary, still_open = collect_all(con, writers_for, wait, poll_interval)
     click.echo(f"batches: {summary.answered} results stored now ({summary.truncated} truncated), {summary.failed} errored "
                f"(pending again); {len(still_open)} batches still open. Run `hindsight build` to score them.")
 

@@ -22,7 +22,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from types import SimpleNamespace
+from typing import Callable
 
 from ingest.errors import InputError
 from ingest.llm.providers import AnthropicMessages, Completion, OpenAIChat, OpenAIResponses, Settings, api_key_from_env, base_url_host
@@ -40,9 +40,14 @@ COMMIT_EVERY_ENV = "HINDSIGHT_BATCH_COMMIT_EVERY"   # results stored per transac
 
 @dataclass(frozen=True)
 class BatchOptions:
+    """`--batch` and its flags; the runner sends a command's pending calls through `run`."""
     wait: bool = False              # poll until every batch of the command has been collected
     size: int | None = None         # requests per batch (default: the provider's limit)
     poll_interval: float = 30.0
+
+    def run(self, con, provider, model: str, jobs: list[Job], pending: dict[str, list[Job]], done: dict, write,
+            summary: RunSummary) -> None:
+        run_batched(con, provider, model, jobs, pending, done, write, summary, self)
 
 
 def _now() -> datetime:
@@ -433,12 +438,11 @@ def cancel(con, batch: str) -> str:
     return status
 
 
-def collect_all(con, wait: bool = False, poll_interval: float = 30.0) -> tuple[RunSummary, list[dict]]:
-    """`hindsight batches collect`: every open batch of every model, written with each purpose's writer."""
-    from ingest.llm.answer import answer_writer, narrative_writer
-    from ingest.llm.hb_audit import audit_writer, registered_key
-    from ingest.llm.judge import judgment_writer
-
+def collect_all(con, writers_for: Callable[[object, str, str, str | None], dict], wait: bool = False,
+                poll_interval: float = 30.0) -> tuple[RunSummary, list[dict]]:
+    """`hindsight batches collect`: every open batch of every model, written with each purpose's writer,
+    which `writers_for(con, model, provider, base_url)` gives (ingest.llm.batch_writers: the commands
+    hand their writers to this path, which imports none of them)."""
     summary = RunSummary()
     writers_by_model: dict[str, dict] = {}
     clients: dict = {}
@@ -447,11 +451,7 @@ def collect_all(con, wait: bool = False, poll_interval: float = 30.0) -> tuple[R
         for (model, provider, base_url) in con.execute(f"""select distinct model, provider, base_url from raw.batches
                 where status not in ({', '.join(repr(s) for s in CLOSED)}) order by model""").fetchall():
             if model not in writers_by_model:
-                origin = SimpleNamespace(provider=provider, base_url=base_url)
-                audit = audit_writer(con, model, registered_key(con, model))
-                writers_by_model[model] = {"answer": answer_writer(con, model, origin),
-                                           "narrative": narrative_writer(con, model), "judge": judgment_writer(con, model),
-                                           "hb_arm": audit, "hb_rec": audit, "hb_lap": audit}
+                writers_by_model[model] = writers_for(con, model, provider, base_url)
             open_rows += collect(con, model, writers_by_model[model], {}, summary, None, clients)
         if not wait or not open_rows:
             return summary, open_rows

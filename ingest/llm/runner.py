@@ -347,9 +347,9 @@ def run_jobs(con, provider, model: str, jobs: list[Job], settings: Settings, con
         buffer.flush()
         con.execute("commit")
     if batch is not None:
-        from ingest.llm.batch import run_batched
-
-        run_batched(con, provider, model, jobs, pending, done, write, summary, batch)
+        # the batch path is handed in by the command (ingest.llm.batch.BatchOptions), so that the
+        # runner, which the batch path builds on, never imports it back
+        batch.run(con, provider, model, jobs, pending, done, write, summary)
     elif pending:
         _interruptible()
         asyncio.run(_run(con, provider, model, pending, concurrency, write, summary))

@@ -29,7 +29,7 @@ from ingest.errors import InputError
 from ingest.publish import interval_figures, leaderboard
 from ingest.publish.marts import public_marts
 from ingest.publish.palette import CONDITIONS, condition_label
-from ingest.version import __version__
+from ingest.config import __version__
 
 ANALYSES = PROJECT_DIR / "analyses"
 TEMPLATE = Path(__file__).with_name("report_template.html")

@@ -13,7 +13,7 @@ from ingest.db import connect
 from ingest.demo.run import load_demo
 from ingest.llm.answer import answer_requests
 from ingest.publish.marts import public_marts
-from ingest.version import __version__
+from ingest.config import __version__
 
 pytestmark = pytest.mark.slow
 
