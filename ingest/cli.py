@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
+from ingest.config import __version__
 from ingest.db import connect, require_marts, warehouse_path
 from ingest.errors import InputError
-from ingest.config import __version__
 
 
 def _fail(error: InputError) -> None:

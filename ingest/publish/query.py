@@ -16,9 +16,9 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
+from ingest.config import __version__
 from ingest.errors import InputError
 from ingest.publish.marts import public_marts
-from ingest.config import __version__
 
 FILE_READERS = {"read_csv", "read_csv_auto", "read_parquet", "parquet_scan", "read_json", "read_json_auto",
                 "read_json_objects", "read_ndjson", "read_ndjson_auto", "read_ndjson_objects", "read_text",

@@ -24,12 +24,12 @@ import duckdb
 import jinja2
 import pandas as pd
 
+from ingest.config import __version__
 from ingest.db import PROJECT_DIR, open_warehouse
 from ingest.errors import InputError
 from ingest.publish import interval_figures, leaderboard
 from ingest.publish.marts import public_marts
 from ingest.publish.palette import CONDITIONS, condition_label
-from ingest.config import __version__
 
 ANALYSES = PROJECT_DIR / "analyses"
 TEMPLATE = Path(__file__).with_name("report_template.html")

@@ -17,8 +17,8 @@ import yaml
 
 from conftest import PROJECT
 from ingest.cli import main
-from ingest.publish.marts import public_mart_properties
 from ingest.config import __version__
+from ingest.publish.marts import public_mart_properties
 
 QUIET = {"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
 

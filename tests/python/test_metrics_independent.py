@@ -175,6 +175,16 @@ def reference_values(db, questions):
     paired = {(r[0], r[1]): r[2:] for r in query(db, """select full_response_id, masked_response_id, full_equals_masked,
               full_accuracy_score, masked_accuracy_score, full_htr_score, masked_htr_score, hbr_score
               from raw.judgments where kind = 'paired'""")}
+    # judgments loaded from a file name their answers' cells; every cell here holds one answer, stored
+    # before the judgments were loaded, so a cell names that answer
+    cells = {tuple(r[1:6]): r[0] for r in responses}
+    for qid, model, condition, visibility, variant, acc, htr in query(db, """select question_id, model, condition,
+            visibility, prompt_variant, accuracy_score, htr_score from raw.loaded_judgments where kind = 'individual'"""):
+        judgments[cells[(qid, model, condition, visibility, variant)]] = {"accuracy_score": acc, "htr_score": htr}
+    for qid, model, condition, variant, *scores in query(db, """select question_id, model, condition, prompt_variant,
+            full_equals_masked, full_accuracy_score, masked_accuracy_score, full_htr_score, masked_htr_score, hbr_score
+            from raw.loaded_judgments where kind = 'paired'"""):
+        paired[(cells[(qid, model, condition, "full", variant)], cells[(qid, model, condition, "masked", variant)])] = tuple(scores)
     values = []   # (model, condition, variant, metric, visibility, format, options_type, case_id, value)
     scored = {}
     for rid, qid, model, condition, visibility, variant, answer in responses:

@@ -9,11 +9,11 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from conftest import cli_env, dbt_target, hindsight, new_warehouse
+from ingest.config import __version__
 from ingest.db import connect
 from ingest.demo.run import load_demo
 from ingest.llm.answer import answer_requests
 from ingest.publish.marts import public_marts
-from ingest.config import __version__
 
 pytestmark = pytest.mark.slow
 
