@@ -1,24 +1,9 @@
 -- The judgments the scores use: the judge runner's (stg_raw__judgments) and the loaded ones the
 -- build matched to their answers, the newest per judged answer (or answer pair) and judge model.
 with judgments as (
-    select
-        judgment_id,
-        kind,
-        response_id,
-        full_response_id,
-        masked_response_id,
-        judge_model,
-        accuracy_score,
-        htr_score,
-        full_equals_masked,
-        full_accuracy_score,
-        masked_accuracy_score,
-        full_htr_score,
-        masked_htr_score,
-        hbr_score,
-        judged_at
-    from {{ ref('stg_raw__judgments') }}
-    union all
+    select * from {{ ref('stg_raw__judgments') }}
+    union all by name
+    -- the matched loaded judgments in the runner's shape: their answers named by id
     select
         judgment_id,
         kind,
