@@ -419,8 +419,9 @@ def audit() -> None:
 
 def _registry_options(function):
     for option in reversed([
-        click.option("--tier", type=click.Choice(["smoke", "reduced", "full-1rep", "full"]), required=True,
-                     help="smoke (8 calls) < reduced (3,098) < full-1rep (6,450) < full (7,482)."),
+        click.option("--tier", type=click.Choice(["smoke", "reduced", "full-1rep", "full", "lap-sensitivity"]), required=True,
+                     help="smoke (8 calls) < reduced (3,098) < full-1rep (6,450) < full (7,482); lap-sensitivity: the "
+                          "LAP re-probes of the robustness check (15,480 calls: T 0.3 and 0.7, samples 20-39 at T 1.0)."),
         click.option("--key", help="Registry key of the audit row (default: the model name)."),
         click.option("--control", is_flag=True, help="Also the W72 month-preserving control arm (480 calls; E3')."),
         click.option("--display", help="Registry: display name."),
@@ -431,6 +432,8 @@ def _registry_options(function):
         click.option("--parser-version", type=click.Choice(["v1", "v2"]), help="Registry: sketch parser (default: the newest)."),
         click.option("--vendor-cutoff", help="Registry: the vendor-stated training cutoff, YYYY-MM."),
         click.option("--vendor-cutoff-read-on", help="Registry: when the vendor documentation was read."),
+        click.option("--serving-variant-of", metavar="KEY",
+                     help="Registry: the key of the row this is another serving configuration of (agg_hb_serving_stability)."),
     ]):
         function = option(function)
     return function
@@ -440,12 +443,19 @@ def _register(con, model: str, key: str | None, tier: str, options: dict) -> str
     from ingest.llm.hb_audit import Registration, default_key, register
 
     key = key or default_key(model)
+    from ingest.llm.hb_audit import ROW_TIERS
+
     flags = {name: options.pop(name) for name in ("display", "generation", "serving_quantization", "thinking_regime",
-                                                  "retrieval", "parser_version", "vendor_cutoff", "vendor_cutoff_read_on")}
+                                                  "retrieval", "parser_version", "vendor_cutoff", "vendor_cutoff_read_on",
+                                                  "serving_variant_of")}
+    if flags["serving_variant_of"] == key:
+        raise InputError("--serving-variant-of", f"{key!r} cannot be a serving variant of itself", "name the reference row's key")
     sampling = ", ".join(f"{flag} {options[flag]}" for flag in ("temperature", "max_tokens", "reasoning_effort", "thinking_budget")
                          if options.get(flag) is not None) or "protocol profiles (hb_arm, hb_date_probe, hb_lap)"
     flags["serving_quantization"] = flags["serving_quantization"] or (None if _registered(con, key) else "api")
-    version, new = register(con, Registration(key, model.partition(":")[0], model, tier=tier, sampling=sampling, **flags))
+    # the re-probes of a sensitivity check do not change the tier the row is measured on
+    version, new = register(con, Registration(key, model.partition(":")[0], model, tier=tier if tier in ROW_TIERS else None,
+                                              sampling=sampling, **flags))
     if new:
         click.echo(f"registered {key!r} (row version {version}) for {model}")
     return key

@@ -429,6 +429,15 @@ create table if not exists raw.hb_registry (
     registered_at        timestamp not null
 );
 
+-- warehouses made before the LAP re-probes (hindsightbench.md §7.2) and serving variants: a probe line or
+-- reply belongs to the protocol's set or to the lap-sensitivity set (re-probes at another temperature,
+-- or more samples); a registry row may name the model it is a serving configuration of
+alter table raw.hb_lap_probes add column if not exists probe_set varchar default 'protocol';
+alter table raw.hb_lap_probes add column if not exists temperature double;
+alter table raw.hb_responses add column if not exists probe_set varchar default 'protocol';
+alter table raw.hb_responses add column if not exists temperature double;
+alter table raw.hb_registry add column if not exists serving_variant_of varchar;
+
 -- the preregistered smoke gate: a model's smoke replies were looked at before a larger tier runs
 create table if not exists raw.hb_inspections (
     model_key            varchar not null,

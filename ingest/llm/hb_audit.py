@@ -27,7 +27,10 @@ from ingest.llm.providers import Completion, SimulatedModel, make_provider
 from ingest.llm.runner import Job, RunSummary, run_jobs
 from ingest.llm.simulated_auditee import AUDITEES, SimulatedAuditee
 
-TIERS = {"smoke": "in_smoke", "reduced": "in_reduced", "full-1rep": "in_full_1rep", "full": "in_full"}
+TIERS = {"smoke": "in_smoke", "reduced": "in_reduced", "full-1rep": "in_full_1rep", "full": "in_full",
+         # the re-probes a LAP sensitivity check needs (hindsightbench.md §7.2); not a row's tier
+         "lap-sensitivity": "in_lap_sensitivity"}
+ROW_TIERS = ("smoke", "reduced", "full-1rep", "full")
 KINDS = {"arm": "hb_arm", "rec": "hb_date_probe", "lap": "hb_lap"}     # request kind -> sampling profile kind
 # the finish reasons that mean a reply was cut off: one home, the dbt var the staging model reads
 TRUNCATED = tuple(protocol_var("hb_truncated_finish_reasons"))
@@ -51,6 +54,7 @@ class Registration:
     parser_version: str | None = None
     vendor_cutoff: str | None = None
     vendor_cutoff_read_on: str | None = None
+    serving_variant_of: str | None = None   # the key this row is another serving configuration of
 
 
 def default_key(spec: str) -> str:
@@ -75,7 +79,7 @@ def make_auditee(spec: str, base_url: str | None, overrides: Overrides):
     return make_provider(spec, base_url, overrides.transport())
 
 
-TIER_ORDER = list(TIERS)
+TIER_ORDER = list(ROW_TIERS)
 # what a row is measured under: a change is a new row version; tier and sampling follow the latest run
 CONFIGURATION = ("provider", "model_spec", "display", "generation", "serving_quantization", "thinking_regime", "retrieval",
                  "parser_version", "vendor_cutoff", "vendor_cutoff_read_on")
@@ -96,8 +100,8 @@ def register(con, registration: Registration) -> tuple[int, bool]:
         values = {name: latest[0][name] if value is None else value for name, value in values.items()}
         if all(latest[0][name] == values[name] for name in CONFIGURATION):
             tier = max(latest[0]["tier"], values["tier"], key=lambda t: TIER_ORDER.index(t) if t in TIER_ORDER else -1)
-            con.execute("update raw.hb_registry set tier = ?, sampling = ? where model_key = ? and row_version = ?",
-                        [tier, values["sampling"], registration.model_key, latest[0]["row_version"]])
+            con.execute("update raw.hb_registry set tier = ?, sampling = ?, serving_variant_of = ? where model_key = ? and row_version = ?",
+                        [tier, values["sampling"], values["serving_variant_of"], registration.model_key, latest[0]["row_version"]])
             return latest[0]["row_version"], False
     released = con.execute("select max(row_version) from reference.hb_registry where model_key = ?",
                            [registration.model_key]).fetchone()[0] if _has_seed(con) else None
@@ -190,10 +194,12 @@ def audit_writer(con, spec: str, key: str):
         if not load_id:
             load_id.append(register_run(cursor, "hb_audit", spec))
         request = job.context
-        cursor.execute("insert into raw.hb_responses values (?, ?, 'runner', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+        cursor.execute("""insert into raw.hb_responses (load_id, model_key, source, kind, arm, decision_date, replicate, sample,
+                          request_id, call_id, reply_text, finish_reason, received_at, probe_set, temperature)
+                          values (?, ?, 'runner', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""", [
             load_id[0], key, request["hb_kind"], request.get("arm"), request["decision_date"], request.get("replicate"),
             request.get("sample", 0), request["request_id"], job.call_id, completion.text, completion.finish_reason,
-            datetime.now(timezone.utc).replace(tzinfo=None)])
+            datetime.now(timezone.utc).replace(tzinfo=None), request.get("probe_set", "protocol"), request.get("temperature")])
         return "ok"
 
     return write
@@ -234,7 +240,8 @@ def run_audit(con, spec: str, tier: str, key: str, base_url: str | None = None, 
     jobs = []
     for row in rows:
         context = {"hb_kind": row["kind"], "request_id": row["request_id"], "arm": row["arm"],
-                   "decision_date": row["decision_date"], "replicate": row["replicate"], "sample": row["sample"]}
+                   "decision_date": row["decision_date"], "replicate": row["replicate"], "sample": row["sample"],
+                   "probe_set": row["probe_set"], "temperature": row["temperature"]}
         if hidden:
             context["realized_direction"] = hidden.get(row["decision_date"])
         messages = [{"role": "system", "content": row["system_text"]}, {"role": "user", "content": row["user_text"]}]

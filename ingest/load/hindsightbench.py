@@ -3,7 +3,8 @@
 Required: `macrochain/data/processed/{sketches_panel.jsonl, spx_target_new.parquet}`
 (the panel dates and the S&P 500 labels). Optional: `hindsight/outputs/bench/<model>/`
 (arm cells, each with its whole reply `04_raw_response.txt` where the release
-kept it, date and LAP probes), and the prompt inputs
+kept it, date and LAP probes), `hindsight/outputs/review/lap_sensitivity_runs/<model>/`
+(LAP re-probes at other temperatures and samples, the lap-sensitivity probe set), and the prompt inputs
 `macrochain/data/processed/sketch_batch_requests.jsonl` (the 240 pre-cutoff
 requests) and `hindsight/outputs/fm1c/postcutoff_snapshots.json` (the 18
 post-cutoff snapshots), from which dbt builds every request (fct_hb_requests).
@@ -97,7 +98,7 @@ def load_hindsightbench(con, root: Path, models: list[str] | None = None) -> Hin
                     if (cell / "04_raw_response.txt").exists():
                         # the whole reply: where it is kept, its parse (dbt) decides the cell
                         replies.append((load_id, model, "release", "arm", arm, cell.name, rep, 0, None, None,
-                                        (cell / "04_raw_response.txt").read_text(), None, now))
+                                        (cell / "04_raw_response.txt").read_text(), None, now, "protocol", None))
                     valid = invalid = None
                     status = "empty"
                     if sketch_path.exists():
@@ -134,7 +135,10 @@ def load_hindsightbench(con, root: Path, models: list[str] | None = None) -> Hin
                 if target is date_probes:
                     target.append((load_id, model, number, date, record.get("estimated_date"), record.get("raw")))
                 else:
-                    target.append((load_id, model, number, date, record.get("rep"), record.get("answer")))
+                    target.append((load_id, model, number, date, record.get("rep"), record.get("answer"), "protocol", None))
+
+    for model in wanted:
+        loads += _lap_reprobes(root, model, load_id, now, seen, lap_probes, reject)
 
     panel_dates, spx_rows = [], []
     if not con.execute("select count(*) from raw.hb_panel_dates").fetchone()[0]:
@@ -153,9 +157,9 @@ def load_hindsightbench(con, root: Path, models: list[str] | None = None) -> Hin
     con.execute("begin transaction")
     try:
         for table, rows, width in (("loads", loads, 11), ("hb_cells", cells, 10), ("hb_sketches", sketches, 8),
-                                   ("hb_responses", replies, 13), ("hb_panel_requests", requests, 5),
+                                   ("hb_responses", replies, 15), ("hb_panel_requests", requests, 5),
                                    ("hb_postcutoff_snapshots", snapshots, 6),
-                                   ("hb_date_probes", date_probes, 6), ("hb_lap_probes", lap_probes, 6),
+                                   ("hb_date_probes", date_probes, 6), ("hb_lap_probes", lap_probes, 8),
                                    ("hb_panel_dates", panel_dates, 2), ("hb_spx", spx_rows, 3),
                                    ("rejected_rows", rejected, 9)):
             if rows:
@@ -168,6 +172,34 @@ def load_hindsightbench(con, root: Path, models: list[str] | None = None) -> Hin
     result.panel_requests, result.snapshot_dates = len(requests), len({row[1] for row in snapshots})
     result.probe_lines, result.quarantined = len(date_probes) + len(lap_probes), len(rejected)
     return result
+
+
+def _lap_reprobes(root: Path, model: str, load_id: int, now, seen: set, lap_probes: list, reject) -> list:
+    """A model's LAP re-probes of the sensitivity check (`hindsight/outputs/review/lap_sensitivity_runs/
+    <model>/*.jsonl`: decision_date, rep, answer, temp): lines of the lap-sensitivity probe set, loaded
+    again only when the folder's bytes changed; the raw.loads row of the folder is returned."""
+    directory = root / "hindsight" / "outputs" / "review" / "lap_sensitivity_runs" / model
+    if not directory.is_dir():
+        return []
+    digest = _model_digest(directory)
+    if (f"{model} lap-sensitivity", digest) in seen:
+        return []
+    for path in sorted(directory.glob("*.jsonl")):
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                date, temperature = record["decision_date"], float(record["temp"])
+                if not isinstance(date, str) or not DATE.match(date):
+                    raise ValueError(f"decision_date {date!r}")
+                if not isinstance(record.get("rep"), int):
+                    raise ValueError(f"rep {record.get('rep')!r} is not an integer")
+            except (json.JSONDecodeError, KeyError, ValueError, TypeError) as error:
+                reject(path, number, f"malformed re-probe line ({error}); each line needs decision_date, rep, answer, temp", line)
+                continue
+            lap_probes.append((load_id, model, number, date, record["rep"], record.get("answer"), "lap_sensitivity", temperature))
+    return [(load_id, "hindsightbench", None, None, f"{model} lap-sensitivity", str(directory), digest, "loaded", None, None, now)]
 
 
 def _panel_inputs(con, root: Path, load_id: int, now, reject) -> tuple[list, list, list]:

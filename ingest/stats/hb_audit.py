@@ -57,13 +57,14 @@ class AuditParams:
             raise ValueError(f"var hb_bootstrap_draws is {self.draws!r}: use release or warehouse")
 
 
-def _gap(bearish, sketches, crisis, calm):
+def gap(bearish, sketches, crisis, calm):
+    """Bearish share over the crisis positions minus that over the calm ones (NaN if a window is empty)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         return bearish[crisis].sum() / sketches[crisis].sum() - bearish[calm].sum() / sketches[calm].sum()
 
 
-def _paired_ci(rng, counts, a, b, crisis, calm, replicates, min_finite):
-    """Percentile CI of gap_a - gap_b over stratified date draws (lists of date keys)."""
+def paired_ci(rng, counts, a, b, crisis, calm, replicates, min_finite):
+    """Percentile CI of gap_a - gap_b over stratified date draws (positions into the count arrays)."""
     stats = np.empty(replicates)
     for r in range(replicates):
         crisis_draw = rng.choice(crisis, size=len(crisis), replace=True)
@@ -71,7 +72,7 @@ def _paired_ci(rng, counts, a, b, crisis, calm, replicates, min_finite):
         values = []
         for arm in (a, b):
             bearish, sketches = counts[arm]
-            values.append(_gap(bearish, sketches, crisis_draw, calm_draw))
+            values.append(gap(bearish, sketches, crisis_draw, calm_draw))
         stats[r] = values[0] - values[1]
     finite = stats[np.isfinite(stats)]
     if len(finite) < min_finite:
@@ -94,6 +95,15 @@ class WarehouseDraws:
         return np.asarray(values)[index]
 
 
+def draws_for(params: AuditParams, model_key: str, stream: str):
+    """A fresh generator for one model's contrast: release = the published numpy stream seeded
+    hb_bootstrap_seed (E3 continues E2's generator; E1 starts a fresh one), warehouse = the
+    counter-based draws keyed by model and stream."""
+    if params.draws == "release":
+        return np.random.default_rng(params.seed)
+    return WarehouseDraws(params.warehouse_seed, f"{model_key}:{stream}")
+
+
 def _hac_delta(frame, lags):
     y = frame["hit"].to_numpy(float)
     signal, lap = frame["signal"].to_numpy(float), frame["lap"].to_numpy(float)
@@ -110,6 +120,59 @@ def _hac_delta(frame, lags):
     return float(beta[3]), float(beta[3] / math.sqrt(cov[3, 3])), int(np.linalg.matrix_rank(x)) < 4
 
 
+def window_table(mine: pd.DataFrame, crisis, calm):
+    """One model's int_hb_sketch_counts rows as count arrays per arm over crisis + calm (dates may
+    repeat), and the positions of each window in them: the bootstrap draws positions
+    (Generator.choice draws the same indices whatever the array holds, so the stream is unchanged)."""
+    window_dates = list(crisis) + list(calm)
+    table = {}
+    for arm, part in mine.groupby("arm"):
+        indexed = part.set_index("decision_date")
+        table[arm] = (indexed["n_bearish"].astype(float).reindex(window_dates, fill_value=0.0).to_numpy(),
+                      indexed["n_sketches"].astype(float).reindex(window_dates, fill_value=0.0).to_numpy())
+    return table, np.arange(len(crisis)), np.arange(len(crisis), len(window_dates))
+
+
+def r_signals(mine: pd.DataFrame, pre_dates, realized: dict) -> pd.DataFrame:
+    """The R arm's net signal per PRE date (in order) with R sketches, a realized direction and a net
+    signal != 0, and whether it hit: the delta regression's sample before its LAP value is joined."""
+    r_counts = mine[mine["arm"] == "R"].set_index("decision_date")
+    rows = []
+    for date in pre_dates:
+        if date not in r_counts.index or pd.isna(realized.get(date)):
+            continue
+        net = r_counts.at[date, "n_bullish"] - r_counts.at[date, "n_bearish"]
+        if net == 0:
+            continue
+        signal = 1 if net > 0 else -1
+        rows.append({"decision_date": date, "signal": signal, "hit": float(signal == realized[date])})
+    return pd.DataFrame(rows, columns=["decision_date", "signal", "hit"]).set_index("decision_date")
+
+
+def delta_sample(signals: pd.DataFrame, lap: pd.Series) -> pd.DataFrame:
+    """The delta regression's sample: the dates of `signals` (r_signals) that have a LAP value (`lap`,
+    indexed by date), in order."""
+    sample = signals[signals.index.isin(lap.index)]
+    return pd.DataFrame({"signal": sample["signal"].to_numpy(), "hit": sample["hit"].to_numpy(),
+                         "lap": lap.reindex(sample.index).to_numpy()})
+
+
+def delta_fit(frame: pd.DataFrame, params: AuditParams) -> dict:
+    """delta, its HAC t, n, the variance of lap and the gate (n | lowvar | None); the estimate is kept
+    only when no gate fires."""
+    out = {"delta_n": len(frame)}
+    if len(frame):
+        lap_var = float(np.var(frame["lap"].to_numpy()))
+        out["delta_lap_variance"] = lap_var
+        out["delta_gate"] = ("n" if len(frame) <= params.delta_min_n
+                             else "lowvar" if lap_var <= params.delta_min_lap_variance else None)
+        estimate, t_value, deficient = _hac_delta(frame, params.lags)
+        out["delta_rank_deficient"] = deficient
+        if out["delta_gate"] is None:
+            out["delta"], out["delta_t"] = estimate, t_value
+    return out
+
+
 def _binomial_upper_tail(hits, n):
     return sum(math.comb(n, k) for k in range(hits, n + 1)) / 2 ** n
 
@@ -117,10 +180,7 @@ def _binomial_upper_tail(hits, n):
 def audit_estimates(counts: pd.DataFrame, dates: pd.DataFrame, lap: pd.DataFrame, params: AuditParams) -> pd.DataFrame:
     """One row per model_key of int_hb_sketch_counts (with int_hb_dates and int_hb_lap_by_date)."""
     def draws(model_key, contrast):
-        # release: the published stream (E3 continues E2's generator; E1 starts a fresh one)
-        if params.draws == "release":
-            return np.random.default_rng(params.seed)
-        return WarehouseDraws(params.warehouse_seed, f"{model_key}:{contrast}")
+        return draws_for(params, model_key, contrast)
 
     ci = dict(replicates=params.replicates, min_finite=params.min_finite)
     crisis = dates[dates["date_window"] == "crisis"].sort_values("window_position")["decision_date"].to_numpy()
@@ -130,50 +190,19 @@ def audit_estimates(counts: pd.DataFrame, dates: pd.DataFrame, lap: pd.DataFrame
 
     rows = []
     for model_key, mine in counts.groupby("model_key", sort=True):
-        by_arm = {}
-        for arm, part in mine.groupby("arm"):
-            indexed = part.set_index("decision_date")
-            by_arm[arm] = (indexed["n_bearish"].astype(float), indexed["n_sketches"].astype(float))
-        # counts as numpy arrays over the window dates; the bootstrap draws positions into them
-        # (Generator.choice draws the same indices whatever the array holds, so the stream is unchanged)
-        window_dates = list(crisis) + list(calm)
-        table = {arm: (bearish.reindex(window_dates, fill_value=0.0).to_numpy(),
-                       sketches.reindex(window_dates, fill_value=0.0).to_numpy())
-                 for arm, (bearish, sketches) in by_arm.items()}
-        crisis_positions, calm_positions = np.arange(len(crisis)), np.arange(len(crisis), len(window_dates))
+        table, crisis_positions, calm_positions = window_table(mine, crisis, calm)
         row = {"model_key": model_key}
         rng = draws(model_key, "e2")
         if {"D", "M"} <= table.keys():
-            row["e2_lo"], row["e2_hi"], row["e2_finite_replicates"] = _paired_ci(rng, table, "D", "M", crisis_positions, calm_positions, **ci)
+            row["e2_lo"], row["e2_hi"], row["e2_finite_replicates"] = paired_ci(rng, table, "D", "M", crisis_positions, calm_positions, **ci)
         if {"W", "W_fake"} <= table.keys():
-            row["e3_lo"], row["e3_hi"], row["e3_finite_replicates"] = _paired_ci(rng, table, "W_fake", "W", crisis_positions, calm_positions, **ci)
+            row["e3_lo"], row["e3_hi"], row["e3_finite_replicates"] = paired_ci(rng, table, "W_fake", "W", crisis_positions, calm_positions, **ci)
         if {"R_batch", "D_batch"} <= table.keys():
-            row["e1_lo"], row["e1_hi"], row["e1_finite_replicates"] = _paired_ci(
+            row["e1_lo"], row["e1_hi"], row["e1_finite_replicates"] = paired_ci(
                 draws(model_key, "e1"), table, "R_batch", "D_batch", crisis_positions, calm_positions, **ci)
 
-        # delta sample: PRE dates in order with R sketches, a realized direction, a LAP value, net != 0
         laps = lap[lap["model_key"] == model_key].set_index("decision_date")
-        r_counts = mine[mine["arm"] == "R"].set_index("decision_date")
-        sample = []
-        for date in pre["decision_date"]:
-            if date not in r_counts.index or pd.isna(realized.get(date)) or date not in laps.index:
-                continue
-            net = r_counts.at[date, "n_bullish"] - r_counts.at[date, "n_bearish"]
-            if net == 0:
-                continue
-            signal = 1 if net > 0 else -1
-            sample.append({"signal": signal, "hit": float(signal == realized[date]), "lap": laps.at[date, "lap"]})
-        frame = pd.DataFrame(sample)
-        row["delta_n"] = len(frame)
-        if len(frame):
-            lap_var = float(np.var(frame["lap"].to_numpy()))
-            row["delta_lap_variance"] = lap_var
-            row["delta_gate"] = ("n" if len(frame) <= params.delta_min_n
-                                else "lowvar" if lap_var <= params.delta_min_lap_variance else None)
-            estimate, t_value, deficient = _hac_delta(frame, params.lags)
-            row["delta_rank_deficient"] = deficient
-            if row["delta_gate"] is None:
-                row["delta"], row["delta_t"] = estimate, t_value
+        row.update(delta_fit(delta_sample(r_signals(mine, pre["decision_date"], realized), laps["lap"]), params))
 
         # LAP recall hit rate over PRE dates with UD != 0 and a realized direction, and its chance test
         pre_laps = laps.reindex(pre["decision_date"]).dropna(subset=["ud"])

@@ -1,17 +1,25 @@
--- One row per LAP answer the audit counts: the release's probe lines (answers as stored, duplicates
--- kept) and replies asked here, read permissively (the bench runner's parser; the strict reading is
--- beside it), which replace a release's lines of the same model and date.
+-- One row per LAP answer: the release's probe lines (answers as stored, duplicates kept) and replies
+-- asked here, read permissively (the bench runner's parser; the strict reading is beside it), which
+-- replace a release's lines of the same model, probe set, temperature and date. probe_set `protocol`
+-- is the row's LAP; `lap_sensitivity` the re-probes of the robustness check (temperature NULL = the
+-- protocol's).
 with asked as (
-    select model_key, request_id as probe_id, decision_date, sample, lap_answer as answer, lap_answer_strict as answer_strict
+    select
+        model_key, request_id as probe_id, decision_date, sample, lap_answer as answer, lap_answer_strict as answer_strict,
+        probe_set, temperature
     from {{ ref('int_hb_reply_parses') }}
     where kind = 'lap' and not is_truncated
         and parser_version = (select max(parser_version) from {{ ref('int_hb_reply_parses') }})
 ),
 
 released as (
-    select probes.model_key, 'line ' || probes.line_number, probes.decision_date, probes.rep, probes.answer, null
+    select
+        probes.model_key, 'line ' || probes.line_number, probes.decision_date, probes.rep, probes.answer, null,
+        probes.probe_set, probes.temperature
     from {{ ref('stg_raw__hb_lap_probes') }} as probes
-    anti join asked on asked.model_key = probes.model_key and asked.decision_date = probes.decision_date
+    anti join asked
+        on asked.model_key = probes.model_key and asked.decision_date = probes.decision_date
+        and asked.probe_set = probes.probe_set and asked.temperature is not distinct from probes.temperature
 )
 
 select * from asked

@@ -1,7 +1,8 @@
--- One row per model x probed date: LAP_d = (up + down) / all lines, UD_d = (up - down) / all lines,
--- with unknown, invalid and duplicate lines all counted.
+-- One row per model x probed date of the protocol's probes: LAP_d = (up + down) / all lines,
+-- UD_d = (up - down) / all lines, with unknown, invalid and duplicate lines all counted.
 with probes as (
     select * from {{ ref('int_hb_lap_answers') }}
+    where probe_set = 'protocol'
 )
 
 select

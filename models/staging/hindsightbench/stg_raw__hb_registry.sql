@@ -1,11 +1,13 @@
 -- One row per audited model: its latest row version from the release's registry (seed hb_registry)
--- or from a registration by `hindsight audit plan|run` (raw.hb_registry), whichever is later.
+-- or from a registration by `hindsight audit plan|run` (raw.hb_registry), whichever is later; an
+-- audit registration may name the row it is another serving configuration of (serving_variant_of).
 with release as (
     select
         model_key, row_version, display, cast(generation as varchar) as generation, provider,
         cast(null as varchar) as model_spec, tier, sampling, serving_quantization, thinking_regime, retrieval,
         parser_version, vendor_cutoff, vendor_cutoff_read_on, p1_mode as published_p1_mode,
-        published_lap_at_chance, published_delta_gate, rec_mode as published_rec_mode, 'release' as registered_by
+        published_lap_at_chance, published_delta_gate, rec_mode as published_rec_mode, 'release' as registered_by,
+        cast(null as varchar) as serving_variant_of
     from {{ ref('hb_registry') }}
 ),
 
@@ -13,7 +15,7 @@ registered as (
     select
         model_key, row_version, display, generation, provider, model_spec, tier, sampling, serving_quantization,
         thinking_regime, retrieval, parser_version, vendor_cutoff, vendor_cutoff_read_on,
-        null, null, null, null, 'audit'
+        null, null, null, null, 'audit', serving_variant_of
     from {{ source('raw', 'hb_registry') }}
 ),
 

@@ -1,6 +1,6 @@
 -- One row per HindsightBench reply that counts: a release's replies come from each model's latest
 -- release load (as its cells do); the runner's replies all count, and of several replies to one
--- call position (model x kind x arm x date x replicate x sample) a complete one beats a truncated
+-- call position (model x kind x arm x date x replicate x sample x probe set x temperature) a complete one beats a truncated
 -- one, then the latest wins. A reply that ended on the token limit or is empty is `is_truncated`.
 with source as (
     select
@@ -15,7 +15,8 @@ ranked as (
     select
         *,
         row_number() over (
-            partition by model_key, kind, coalesce(arm, ''), decision_date, coalesce(replicate, 0), coalesce(sample, 0)
+            partition by model_key, kind, coalesce(arm, ''), decision_date, coalesce(replicate, 0), coalesce(sample, 0),
+                coalesce(probe_set, 'protocol'), coalesce(temperature, -1)
             order by is_truncated, source = 'runner' desc, received_at desc, load_id desc
         ) as position_rank
     from source
@@ -24,6 +25,7 @@ ranked as (
 
 select
     model_key, source, kind, arm, decision_date, replicate, coalesce(sample, 0) as sample,
-    request_id, call_id, reply_text, finish_reason, is_truncated, load_id, received_at
+    request_id, call_id, reply_text, finish_reason, is_truncated, load_id, received_at,
+    coalesce(probe_set, 'protocol') as probe_set, temperature
 from ranked
 where position_rank = 1
