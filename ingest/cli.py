@@ -284,7 +284,7 @@ def leaderboard(out: Path | None, frozen: Path | None, strict: bool) -> None:
     from ingest.publish import leaderboard as board
 
     with connect(warehouse_path(), read_only=True) as con:
-        require_marts(con, "agg_hb_audit_rows")
+        require_marts(con, "agg_hb_audit_rows", "agg_hb_robustness")
         rows = board.rows(con)
     out = out or Path("leaderboard")
     board.write_csv(rows, out.with_suffix(".csv"))
@@ -512,6 +512,20 @@ def audit_inspect(model, key, accept, note):
             click.echo(line)
         if accept:
             click.echo(hb_inspection.accept(con, key, note))
+
+
+@audit.command("compare")
+@click.option("--model-a", "key_a", required=True, metavar="KEY", help="Registry key of one serving configuration.")
+@click.option("--model-b", "key_b", required=True, metavar="KEY", help="Registry key of the other configuration of the same weights.")
+@click.option("--metric", type=click.Choice(["E2", "E3", "E1", "P1"]), default="E2", show_default=True,
+              help="The endpoint compared (P1 has no CI: the verdict is then UNDERPOWERED).")
+def audit_compare(key_a, key_b, metric):
+    """Serving stability of two configurations of one model (BM-2a rule): both estimates, CIs and the verdict."""
+    from ingest.publish.serving_check import compare
+
+    with connect(read_only=True) as con:
+        _, lines = compare(con, key_a, key_b, metric)
+    click.echo("\n".join(lines))
 
 
 @main.group(invoke_without_command=True)

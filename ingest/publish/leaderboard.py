@@ -1,6 +1,8 @@
 """`hindsight leaderboard`: the HindsightBench leaderboard from agg_hb_audit_rows,
 as CSV (every published column, ungated) and Markdown (gated cells hidden, with
-the gate named), and a drift check against a frozen bench_rows.csv."""
+the gate named), each row with its robustness checks (agg_hb_robustness: a row
+that fails one is marked, never hidden), and a drift check against a frozen
+bench_rows.csv."""
 from __future__ import annotations
 
 import csv
@@ -16,8 +18,19 @@ PUBLISHED = ["e2_est", "e2_lo", "e2_hi", "e3_est", "e3_lo", "e3_hi", "p1_calenda
 TOLERANCE = 1e-9
 
 
+# the robustness summary each row carries into the CSV (agg_hb_robustness)
+ROBUSTNESS = ["failed_checks", "e2_min", "e2_max", "e3_min", "e3_max", "e2_sign_flips", "e3_sign_flips",
+              "cutoff_theta_displacement_max", "cutoff_reprobe_displacement_max", "jk_cutoff_span_months",
+              "jk_agree_pct", "w_fake_year_rate", "w_true_year_rate", "w_anachronism_rate", "m_monthyear_rate",
+              "serving_verdict"]
+
+
 def rows(con) -> list[dict]:
-    cursor = con.execute("select * from agg_hb_audit_rows order by e2_est desc nulls last, model_key")
+    cursor = con.execute(f"""select audit_rows.*, robustness.model_key is not null as robustness_checked,
+                                    {', '.join('robustness.' + c for c in ROBUSTNESS)}
+                             from agg_hb_audit_rows as audit_rows
+                             left join agg_hb_robustness as robustness on robustness.model_key = audit_rows.model_key
+                             order by audit_rows.e2_est desc nulls last, audit_rows.model_key""")
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row)) for row in cursor.fetchall()]
 
@@ -29,12 +42,11 @@ def _text(value) -> str:
 def write_csv(rows_: list[dict], path: Path) -> None:
     with path.open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["model_key", "display", "generation", *PUBLISHED, "e1_est", "e1_lo", "e1_hi",
-                         "lap_at_chance", "delta_gate", "delta_rank_deficient"])
+        columns = ["model_key", "display", "generation", *PUBLISHED, "e1_est", "e1_lo", "e1_hi", "lap_at_chance",
+                   "delta_gate", "delta_rank_deficient", *ROBUSTNESS]
+        writer.writerow(columns)
         for row in rows_:
-            writer.writerow([_text(row[c]) for c in ["model_key", "display", "generation", *PUBLISHED, "e1_est",
-                                                     "e1_lo", "e1_hi", "lap_at_chance", "delta_gate",
-                                                     "delta_rank_deficient"]])
+            writer.writerow([_text(row.get(c)) for c in columns])
 
 
 def _number(value, digits=3) -> str:
@@ -74,14 +86,24 @@ def cells(row: dict) -> dict[str, str]:
         "REC pre": "—ⁿ" if row["rec_pre_year"] is None else f"{row['rec_pre_year']:.2f}",
         "REC post": "—ⁿ" if row["rec_post_year"] is None else f"{row['rec_post_year']:.2f}",
         "δ": delta, "δ t": delta_t, "VALID": _share(row["valid_sketch_rate"], ".1%"),
+        "robustness": robustness(row),
     }
 
 
-MARKDOWN_COLUMNS = ["model", "E2 [95% CI]", "E3 [95% CI]", "P1", "LAP pre / post", "cutoff", "REC pre", "δ", "VALID"]
+def robustness(row: dict) -> str:
+    """The row's robustness mark: the checks it fails (window, cutoff, transcript, serving) or that it passes."""
+    if not row.get("robustness_checked"):
+        return "— (not checked: `hindsight build`)"
+    return f"⚠ fails: {row['failed_checks']}" if row.get("failed_checks") else "passes"
+
+
+MARKDOWN_COLUMNS = ["model", "E2 [95% CI]", "E3 [95% CI]", "P1", "LAP pre / post", "cutoff", "REC pre", "δ", "VALID",
+                    "robustness"]
 FOOTNOTE = ("—ᵍ gated (LAP recall at chance, or δ's own rules: n, lowvar), —ᵏ unidentified under the sample-parity "
             "gate (E1-E3: both sides cover the full windows; P1: D and M cover every post date), "
             f"—ⁿ fewer than {protocol_var('hb_rec_min_n')} parsed REC estimates, "
-            "ʳ δ from a rank-deficient design (pseudo-inverse value, not identified)")
+            "ʳ δ from a rank-deficient design (pseudo-inverse value, not identified); robustness: the checks of "
+            "agg_hb_robustness the row fails (window perturbation, cutoff sensitivity, transcript audit, serving stability)")
 
 
 def markdown(rows_: list[dict]) -> str:

@@ -39,7 +39,7 @@ REF = re.compile(r"\{\{\s*ref\(\s*['\"]([A-Za-z0-9_]+)['\"]\s*\)\s*\}\}")
 KINDS = ["overview", "terms", "figure-3", "figure-4", "figure-e7", "figure-e8", "figure-e9", "figure-f1", "figure-f2",
          "figure-d1", "table-d1", "by-format", "by-eval-target", "tts-quarantine", "invalid-answers",
          "truncated-answers", "missing-pairs",
-         "validation-table", "validation-design", "hb-leaderboard", "hb-effects", "hb-lap-heatmap", "provenance"]
+         "validation-table", "validation-design", "hb-leaderboard", "hb-robustness", "hb-effects", "hb-lap-heatmap", "provenance"]
 
 
 @dataclass
@@ -402,6 +402,47 @@ def _leaderboard_table(board: pd.DataFrame) -> str:
         index=False, border=0, classes="numbers leaderboard", escape=True)
 
 
+ROBUSTNESS_CAPTION = (
+    "Ranges over the window perturbations (leave one event block out, other calm years, balanced calm, the "
+    "drop-one-crisis-date jackknife); flips = perturbations that change the sign (jackknife in brackets); cutoff Δθ = "
+    "largest move across θ ∈ {0.05, 0.1, 0.2}, re-probes = at other temperatures and samples; jackknife = the "
+    "cutoff's span over rep subsets and how often it agrees; W/M = transcript audit. A row that fails a check is "
+    "marked ⚠ (rules: agg_hb_robustness); its numbers stay in the leaderboard.")
+
+
+def _pp(value) -> str:
+    return "—" if value is None or pd.isna(value) else f"{value * 100:+.1f}"
+
+
+def _robustness_table(rows: pd.DataFrame) -> str:
+    """One line per audit row: what each robustness check found (agg_hb_robustness), failures marked."""
+    def rate(value):
+        return "—" if value is None or pd.isna(value) else f"{value:.1%}"
+
+    def count(value):
+        return "—" if value is None or pd.isna(value) else str(int(value))
+
+    lines = []
+    for row in rows.astype(object).where(rows.notna(), None).to_dict("records"):
+        lines.append({
+            "model": row["display"],
+            "E2 [range]": f"{_pp(row['e2_est'])} [{_pp(row['e2_min'])}, {_pp(row['e2_max'])}]",
+            "E2 flips": f"{count(row['e2_sign_flips'])} ({count(row['e2_jackknife_sign_flips'])})",
+            "E3 [range]": f"{_pp(row['e3_est'])} [{_pp(row['e3_min'])}, {_pp(row['e3_max'])}]",
+            "E3 flips": f"{count(row['e3_sign_flips'])} ({count(row['e3_jackknife_sign_flips'])})",
+            "cutoff": row["cutoff_month"] or "—",
+            "cutoff Δθ / re-probes": f"{count(row['cutoff_theta_displacement_max'])} / {count(row['cutoff_reprobe_displacement_max'])} mo",
+            "jackknife": (f"{row['jk_cutoff_min']}…{row['jk_cutoff_max']}, {row['jk_agree_pct']:.0f}% agree"
+                          if row["jk_cutoff_min"] else "—"),
+            "W fake / true year": f"{rate(row['w_fake_year_rate'])} / {rate(row['w_true_year_rate'])}",
+            "W anachronism": rate(row["w_anachronism_rate"]),
+            "M dated strings": rate(row["m_monthyear_rate"]),
+            "serving": row["serving_verdict"] or "—",
+            "checks": f"⚠ {row['failed_checks']}" if row["failed_checks"] else "pass",
+        })
+    return pd.DataFrame(lines).to_html(index=False, border=0, classes="numbers robustness", escape=True)
+
+
 def hindsightbench_section(report: Report) -> Section:
     section = Section("hindsightbench", "HindsightBench audit",
                       "Per-model audit rows (E1–E3 with stratified bootstrap CIs, placebo, date recovery, outcome "
@@ -413,6 +454,10 @@ def hindsightbench_section(report: Report) -> Section:
     section.blocks.append(Block("hb-leaderboard", "Leaderboard", ["report_hb_leaderboard"],
                                 table=_leaderboard_table(board),
                                 caption=leaderboard.FOOTNOTE + ". Sorted by E2."))
+    robust = report.rows("report_hb_robustness")
+    if not robust.empty:
+        section.blocks.append(Block("hb-robustness", "Robustness of each row", ["report_hb_robustness"],
+                                    table=_robustness_table(robust), caption=ROBUSTNESS_CAPTION))
     section.blocks.append(report.figure("hb-effects", "E1, E2 and E3 per model", ["report_hb_leaderboard"],
                                         partial(matplotlib_figure, "hb_effects", board), "E1, E2, E3 per model with 95% CIs"))
     months = report.rows("report_hb_lap_months")

@@ -5,6 +5,10 @@
 -- replicate 1; reduced = 4 arms x replicate 1 on the window dates (crisis, calm, post), REC on every
 -- date, LAP's first half of the samples; full-1rep = 4 arms x replicate 1, REC, every LAP sample;
 -- full = every replicate. Each kind carries its sampling profile (var sampling_profiles).
+-- lap-sensitivity (probe_set lap_sensitivity, not a row's tier): the LAP re-probes of the robustness
+-- check (hindsightbench.md §7.2) - every date at each var hb_lap_sensitivity_temperatures with the
+-- protocol's samples, and as many samples again (hb_lap_samples ... 2 x hb_lap_samples - 1) at the
+-- profile's own temperature.
 with nodes as (
     select * from {{ ref('int_hb_nodes') }}
 ),
@@ -26,6 +30,18 @@ replicates as (
 lap_samples as (
     select cast(lap_samples.sample as integer) as sample from range(0, {{ var('hb_lap_samples') }}) as lap_samples (sample)
 ),
+
+reprobe_sets as (
+    -- (temperature or NULL = the profile's, sample): the re-probes of --tier lap-sensitivity
+    select cast(temperatures.temperature as double) as temperature, lap_samples.sample
+    from unnest({{ var('hb_lap_sensitivity_temperatures') }}) as temperatures (temperature)
+    cross join lap_samples
+    union all
+    select null, cast(more.sample as integer)
+    from range({{ var('hb_lap_samples') }}, 2 * {{ var('hb_lap_samples') }}) as more (sample)
+),
+
+lap_profile as {{ sampling_profile_relation('hb_lap') }},
 
 rec_snapshots as (
     -- the masked text's 8 `asof` lines, stripped, as the REC prompt's snapshot
@@ -55,7 +71,10 @@ arm_calls as (
         prompts.arm != 'W72' and replicates.replicate = 1 and prompts.decision_date in (select decision_date from windows) as in_reduced,
         prompts.arm != 'W72' and replicates.replicate = 1 as in_full_1rep,
         prompts.arm != 'W72' as in_full,
-        prompts.arm = 'W72' as in_control
+        prompts.arm = 'W72' as in_control,
+        false as in_lap_sensitivity,
+        'protocol' as probe_set,
+        cast(null as double) as temperature_override
     from prompts
     inner join nodes on nodes.decision_date = prompts.decision_date
     cross join replicates
@@ -77,7 +96,10 @@ rec_calls as (
         true as in_reduced,
         true as in_full_1rep,
         true as in_full,
-        false as in_control
+        false as in_control,
+        false as in_lap_sensitivity,
+        'protocol' as probe_set,
+        cast(null as double) as temperature_override
     from nodes
     inner join rec_snapshots on rec_snapshots.decision_date = nodes.decision_date
 ),
@@ -98,9 +120,38 @@ lap_calls as (
         lap_samples.sample < {{ var('hb_lap_samples') }} // 2 as in_reduced,
         true as in_full_1rep,
         true as in_full,
-        false as in_control
+        false as in_control,
+        false as in_lap_sensitivity,
+        'protocol' as probe_set,
+        cast(null as double) as temperature_override
     from nodes
     cross join lap_samples
+),
+
+lap_sensitivity_calls as (
+    select
+        'hb:lap@' || coalesce(reprobe_sets.temperature, lap_profile.temperature) || ':' || nodes.decision_date
+            || ':s' || reprobe_sets.sample as request_id,
+        'lap' as kind,
+        null as arm,
+        nodes.decision_date,
+        nodes.period,
+        null as replicate,
+        reprobe_sets.sample,
+        nodes.decision_date as asserted_date,
+        {{ hb_lap_system() }} as system_text,
+        {{ hb_lap_user('nodes.decision_date', 'nodes.lap_window_end') }} as user_text,
+        false as in_smoke,
+        false as in_reduced,
+        false as in_full_1rep,
+        false as in_full,
+        false as in_control,
+        true as in_lap_sensitivity,
+        'lap_sensitivity' as probe_set,
+        coalesce(reprobe_sets.temperature, lap_profile.temperature) as temperature_override
+    from nodes
+    cross join reprobe_sets
+    cross join lap_profile
 ),
 
 calls as (
@@ -109,6 +160,8 @@ calls as (
     select * from rec_calls
     union all
     select * from lap_calls
+    union all
+    select * from lap_sensitivity_calls
 ),
 
 final as (
@@ -124,12 +177,14 @@ final as (
         calls.system_text,
         calls.user_text,
         sha256(calls.user_text) as user_sha256,
-        {{ sampling_profile_columns('profiles') }},
+        {{ sampling_profile_columns('profiles', 'calls.temperature_override') }},
         calls.in_smoke,
         calls.in_reduced,
         calls.in_full_1rep,
         calls.in_full,
         calls.in_control,
+        calls.in_lap_sensitivity,
+        calls.probe_set,
         '{{ var("hb_template_version") }}' as template_version
     from calls
     inner join {{ ref('sampling_profiles') }} as profiles
