@@ -43,7 +43,11 @@ JUDGE = "sim:exact-match"   # a labelled exact-match judge for the free response
 # simulated auditees and the tier each is audited at (ingest/llm/simulated_auditee.py: planted triggers
 # and cutoffs); the first also asks the W72 control arm
 AUDITS = (("sim:audit-trigger", "full"), ("sim:audit-recall-only", "full-1rep"), ("sim:audit-late", "full"),
-          ("sim:audit-guessing", "reduced"))
+          ("sim:audit-guessing", "reduced"), ("sim:audit-fragile", "full-1rep"), ("sim:audit-trigger-bf16", "full"))
+# the robustness checks' own inputs: audit-trigger-bf16 is declared a serving configuration of
+# audit-trigger (agg_hb_serving_stability), and audit-trigger is re-probed for the LAP sensitivity check
+SERVING_VARIANTS = {"audit-trigger-bf16": "audit-trigger"}
+REPROBED = ("audit-trigger",)
 # human validation (Appendix G): the error-enriched sample of the planted-hindsight model, assessed by
 # four simulated annotators (labelled) who agree at the planted rates of ingest/demo/simulated_annotators.py
 VALIDATION = DesignParams("sim:hindsight@0.3", fraction=0.5, annotators=(
@@ -106,12 +110,16 @@ def simulate_demo(db: Path, phase: str) -> None:
         if phase == "audits":
             for spec, tier in AUDITS:
                 key = spec.partition(":")[2]
-                register(con, Registration(key, "sim", spec, display=f"{key} (simulated)", tier=tier, serving_quantization="simulated",
-                                           sampling="protocol profiles (hb_arm, hb_date_probe, hb_lap)"))
+                register(con, Registration(key, "sim", spec, display=f"{key} (simulated)", tier=tier,
+                                           serving_quantization="simulated bf16" if key in SERVING_VARIANTS else "simulated",
+                                           sampling="protocol profiles (hb_arm, hb_date_probe, hb_lap)",
+                                           serving_variant_of=SERVING_VARIANTS.get(key)))
                 run_audit(con, spec, "smoke", key)
                 if not inspected(con, key):
                     accept(con, key, "demo: simulated auditee, smoke replies parsed")
                 run_audit(con, spec, tier, key, concurrency=32, control=key == "audit-trigger")
+                if key in REPROBED:
+                    run_audit(con, spec, "lap-sensitivity", key, concurrency=32)
         if phase == "validation":
             create_design(con, VALIDATION)
             packets = db.parent / f"{db.stem}.validation-packets"
@@ -148,6 +156,14 @@ def audit_text(db: Path) -> str:
         calls = con.execute("select count(*) from raw.llm_calls where purpose like 'hb_%'").fetchone()[0]
         lines.append(f"  ({calls} calls through the runner; `hindsight audit plan --model sim:audit-trigger --tier full` "
                      "shows them all stored)")
+        lines.append("robustness of each row (agg_hb_robustness; planted: audit-fragile's trigger fires in the GFC months only, "
+                     "audit-trigger-bf16 is a weaker serving configuration of audit-trigger):")
+        lines += text_table(con, """
+            select model_key, printf('%+.3f..%+.3f', e2_min, e2_max) as e2_range, e2_sign_flips as e2_flips,
+                   round(e2_min_retained_share, 2) as e2_kept_without_event, cutoff_theta_displacement_max as cutoff_dtheta,
+                   cutoff_reprobe_displacement_max as cutoff_reprobes, jk_agree_pct as jk_agree, serving_verdict,
+                   coalesce(failed_checks, 'pass') as checks
+            from agg_hb_robustness where model_key like 'audit-%' order by model_key""")
     return "\n".join(lines)
 
 

@@ -241,7 +241,8 @@ def run_audit(con, spec: str, tier: str, key: str, base_url: str | None = None, 
     for row in rows:
         context = {"hb_kind": row["kind"], "request_id": row["request_id"], "arm": row["arm"],
                    "decision_date": row["decision_date"], "replicate": row["replicate"], "sample": row["sample"],
-                   "probe_set": row["probe_set"], "temperature": row["temperature"]}
+                   # a re-probe's temperature is part of what it measures; NULL = the protocol's, as a release stores it
+                   "probe_set": row["probe_set"], "temperature": row["temperature"] if row["probe_set"] != "protocol" else None}
         if hidden:
             context["realized_direction"] = hidden.get(row["decision_date"])
         messages = [{"role": "system", "content": row["system_text"]}, {"role": "user", "content": row["user_text"]}]

@@ -15,7 +15,12 @@ model before its cutoff recognises.
 - `reveal`: R's extra bearishness in crisis months (E1);
 - `cutoff`: LAP recalls the realized direction (with probability `recall`)
   and REC recovers the date (0.6) up to this month and not after it;
-- `cutoff=None`: LAP answers are coin flips (recall at chance).
+- `cutoff=None`: LAP answers are coin flips (recall at chance);
+- `trigger_years`: the trigger fires only for crisis months of these years (a
+  fragile trigger: audit-fragile reacts to the GFC block alone, so its E2 does
+  not survive leaving that block out, and the robustness check flags it);
+- `audit-trigger-bf16` is another serving configuration of audit-trigger with a
+  weaker trigger (as BM-2a's FP8 -> BF16 shift), for the serving-stability check.
 
 Replies carry the release's quirks at small planted rates: trailing commas
 (parser v1 fails, v2 reads them), prose and a code fence around the array,
@@ -46,6 +51,7 @@ class Auditee:
     cutoff: str | None       # YYYY-MM, or None for a model that only guesses
     recall: float = 0.7
     quirks: bool = True      # trailing commas, prose, invalid items, cut-off replies
+    trigger_years: tuple[str, ...] = ()   # the trigger fires in these years' crisis months only (all if empty)
 
     def uniform(self, *key: object) -> float:
         digest = hashlib.sha256("|".join(map(str, (self.key, *key))).encode()).hexdigest()
@@ -57,6 +63,8 @@ AUDITEES = {sim.key: sim for sim in (
     Auditee("audit-recall-only", trigger=0.0, reveal=0.05, cutoff="2023-04"),
     Auditee("audit-late", trigger=0.20, reveal=0.0, cutoff="2025-09"),
     Auditee("audit-guessing", trigger=0.0, reveal=0.0, cutoff=None, quirks=False),
+    Auditee("audit-fragile", trigger=0.45, reveal=0.0, cutoff="2024-06", quirks=False, trigger_years=("2008", "2009")),
+    Auditee("audit-trigger-bf16", trigger=0.12, reveal=0.10, cutoff="2024-06", quirks=False),
 )}
 
 
@@ -97,7 +105,7 @@ class SimulatedAuditee:
         sim, date = self.auditee, context["decision_date"]
         asserted = ASSERTED.search(text)
         bearish = 0.30 + (0.25 if context.get("realized_direction") == -1 else 0.0)
-        if asserted and asserted.group(1) in self.crisis:
+        if asserted and asserted.group(1) in self.crisis and (not sim.trigger_years or asserted.group(1)[:4] in sim.trigger_years):
             bearish += sim.trigger
         if context.get("arm") == "R" and date in self.crisis:
             bearish += sim.reveal

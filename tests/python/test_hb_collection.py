@@ -164,16 +164,21 @@ def test_collected_replies_and_the_same_replies_as_a_release_give_the_same_row(d
     hindsight(db, "audit", "run", *spec, "--tier", "smoke")
     hindsight(db, "audit", "inspect", *spec, "--accept")
     hindsight(db, "audit", "run", *spec, "--tier", "full", "--concurrency", "32")
+    hindsight(db, "audit", "run", *spec, "--tier", "lap-sensitivity", "--concurrency", "32")
     release = tmp_path / "release"
     write_panel(release)
     bench = release / "hindsight" / "outputs" / "bench" / "released-trigger"
-    replies = query(db, """select kind, arm, replicate, decision_date, sample, reply_text, finish_reason from raw.hb_responses
-                           where model_key = 'audit-trigger' order by decision_date, sample""")
-    rec, lap = [], []
-    for kind, arm, replicate, date, sample, text, finish in replies:
+    replies = query(db, """select kind, arm, replicate, decision_date, sample, reply_text, finish_reason, probe_set, temperature
+                           from raw.hb_responses where model_key = 'audit-trigger' order by decision_date, sample""")
+    rec, lap, reprobes = [], [], {}
+    for kind, arm, replicate, date, sample, text, finish, probe_set, temperature in replies:
         if finish == "length":
             continue                  # the release's runners wrote nothing for a cut-off reply
-        if kind == "arm":
+        if probe_set == "lap_sensitivity":
+            # the release's review/lap_sensitivity_runs/<model>/ files, one per re-probe set
+            reprobes.setdefault(temperature, []).append({"decision_date": date, "rep": sample, "answer": parse_lap(text),
+                                                         "raw": text[-60:], "temp": temperature})
+        elif kind == "arm":
             cell = bench / arm / f"rep{replicate}" / date
             cell.mkdir(parents=True)
             (cell / "04_raw_response.txt").write_text(text)
@@ -183,12 +188,26 @@ def test_collected_replies_and_the_same_replies_as_a_release_give_the_same_row(d
             lap.append({"decision_date": date, "rep": sample, "answer": parse_lap(text), "raw": text[-60:]})
     (bench / "date_probe_results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rec))
     (bench / "lap_probe_results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lap))
+    runs = release / "hindsight" / "outputs" / "review" / "lap_sensitivity_runs" / "released-trigger"
+    runs.mkdir(parents=True)
+    for temperature, lines in reprobes.items():
+        (runs / f"lap_t{temperature}_probe.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
     hindsight(db, "load", "hindsightbench", release)
     hindsight(db, "build")
     collected, released = row(db, "audit-trigger"), row(db, "released-trigger")
     assert collected["cells"] < 2064 and collected["e2_est"] > 0.2          # cut-off cells left out; the planted trigger
     for column in set(collected) - REGISTRY:
         assert released[column] == (pytest.approx(collected[column]) if isinstance(collected[column], float) else collected[column]), column
+    # and the same robustness rows (the rep jackknife's draws are seeded by the key, so they are left out)
+    for mart, order in (("agg_hb_window_perturbation", "perturbation, endpoint"), ("agg_hb_transcript_audit", "arm"),
+                        ("agg_hb_w_offset_split", "family, baseline"), ("agg_hb_perdate_crosstab", "decision_date"),
+                        ("agg_hb_lap_sensitivity", "temperature, samples, theta")):
+        columns = [c for (c,) in query(db, f"select column_name from information_schema.columns where table_name = '{mart}'")
+                   if c not in ("model_key", "row_version") and not c.startswith("jk_")]
+        sql = f"select {', '.join(columns)} from {mart} where model_key = ? order by {order}"
+        mine, theirs = query(db, sql, ["audit-trigger"]), query(db, sql, ["released-trigger"])
+        assert mine and mine == theirs, mart
+    assert len(query(db, "select distinct temperature, samples from agg_hb_lap_sensitivity where model_key = 'released-trigger'")) == 4
 
 
 def test_the_panel_loads_once_and_a_changed_panel_file_loads_again(panel_warehouse, tmp_path):
@@ -224,5 +243,7 @@ def test_the_demo_audits_its_simulated_models_through_the_runner(demo_warehouse)
     assert rows["audit-trigger"]["e3_control_est"] is not None and rows["audit-late"]["e3_control_est"] is None
     assert {key: r["tier"] for key, r in rows.items()} == {"audit-trigger": "full", "audit-recall-only": "full-1rep",
                                                            "audit-late": "full", "audit-guessing": "reduced"}
-    assert scalar(db, "select count(*) from raw.llm_calls where purpose like 'hb_%'") == 7962 + 6450 + 7482 + 3098
-    assert scalar(db, "select count(*) from raw.hb_inspections") == 4
+    # + audit-fragile (full-1rep), audit-trigger-bf16 (full) and audit-trigger's LAP re-probes (lap-sensitivity)
+    assert scalar(db, "select count(*) from raw.llm_calls where purpose like 'hb_%'") == \
+        7962 + 6450 + 7482 + 3098 + 6450 + 7482 + 15480
+    assert scalar(db, "select count(*) from raw.hb_inspections") == 6

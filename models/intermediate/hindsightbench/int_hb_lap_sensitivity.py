@@ -2,6 +2,8 @@
 displacement against the reference cell, delta per series, and the rep jackknife of the reference
 series (ingest/stats/hb_robustness.py). Incremental by model: a build computes the models whose
 inputs changed."""
+import pandas as pd
+
 from ingest.stats.hb_audit import AuditParams
 from ingest.stats.hb_robustness import fingerprint, lap_sensitivity, models_to_compute, per_model_fingerprints
 
@@ -45,4 +47,5 @@ def model(dbt, session):
     todo = models_to_compute(dbt, session, fingerprints)
     out = lap_sensitivity(rep_counts[rep_counts["model_key"].isin(todo)], r_counts, dates, params, **options)
     out["input_fingerprint"] = out["model_key"].map(fingerprints).astype("string")
+    out["computed_at"] = pd.Timestamp.now(tz="UTC").tz_localize(None)   # when: an append leaves the others' as they were
     return out

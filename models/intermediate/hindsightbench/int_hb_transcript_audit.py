@@ -1,6 +1,8 @@
 """One row per model x arm (W, M): how many replies mention a year, an event of either lexicon, a
 "Month YYYY", and in W the asserted fake year, the true year and an anachronism (patterns: seed
 hb_transcript_patterns; ingest/stats/hb_robustness.py). Incremental by model."""
+import pandas as pd
+
 from ingest.stats.hb_robustness import Lexicon, fingerprint, models_to_compute, per_model_fingerprints, transcript_audit
 
 
@@ -14,4 +16,5 @@ def model(dbt, session):
     todo = models_to_compute(dbt, session, fingerprints)
     out = transcript_audit(replies[replies["model_key"].isin(todo)], nodes, Lexicon(patterns))
     out["input_fingerprint"] = out["model_key"].map(fingerprints).astype("string")
+    out["computed_at"] = pd.Timestamp.now(tz="UTC").tz_localize(None)   # when: an append leaves the others' as they were
     return out

@@ -1,6 +1,8 @@
 """One row per model x window perturbation x endpoint (E2, E3): the row's gap and bootstrap
 (ingest/stats/hb_robustness.py over ingest/stats/hb_audit.py) on other crisis and calm windows.
 Incremental by model: a build computes the models whose inputs changed."""
+import pandas as pd
+
 from ingest.stats.hb_audit import AuditParams
 from ingest.stats.hb_robustness import fingerprint, models_to_compute, per_model_fingerprints, window_perturbation
 
@@ -29,4 +31,5 @@ def model(dbt, session):
     todo = models_to_compute(dbt, session, fingerprints)
     out = window_perturbation(counts[counts["model_key"].isin(todo)], dates, specs, events, params)
     out["input_fingerprint"] = out["model_key"].map(fingerprints).astype("string")
+    out["computed_at"] = pd.Timestamp.now(tz="UTC").tz_localize(None)   # when: an append leaves the others' as they were
     return out

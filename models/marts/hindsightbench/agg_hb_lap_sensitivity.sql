@@ -3,7 +3,7 @@
 -- delta and its gate per series, and on the reference series the rep jackknife's cutoff span and
 -- agreement (int_hb_lap_sensitivity).
 with sensitivity as (
-    select * exclude (input_fingerprint) from {{ ref('int_hb_lap_sensitivity') }}
+    select * exclude (input_fingerprint, computed_at) from {{ ref('int_hb_lap_sensitivity') }}
 ),
 
 registry as (
