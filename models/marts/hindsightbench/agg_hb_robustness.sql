@@ -69,7 +69,7 @@ lap as (
         max(jk_cutoff_min) filter (where is_reference_cell) as jk_cutoff_min,
         max(jk_cutoff_max) filter (where is_reference_cell) as jk_cutoff_max,
         max(jk_agree_pct) filter (where is_reference_cell) as jk_agree_pct,
-        count(distinct (temperature, samples)) as lap_series
+        count(distinct temperature || '/' || samples) as lap_series
     from {{ ref('agg_hb_lap_sensitivity') }}
     group by model_key
 ),
