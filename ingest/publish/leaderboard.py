@@ -20,6 +20,7 @@ TOLERANCE = 1e-9
 
 # the robustness summary each row carries into the CSV (agg_hb_robustness)
 ROBUSTNESS = ["failed_checks", "e2_min", "e2_max", "e3_min", "e3_max", "e2_sign_flips", "e3_sign_flips",
+              "e2_significance_lost", "e3_significance_lost",
               "cutoff_theta_displacement_max", "cutoff_reprobe_displacement_max", "jk_cutoff_span_months",
               "jk_agree_pct", "w_fake_year_rate", "w_true_year_rate", "w_anachronism_rate", "m_monthyear_rate",
               "serving_verdict"]

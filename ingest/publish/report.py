@@ -404,7 +404,8 @@ def _leaderboard_table(board: pd.DataFrame) -> str:
 
 ROBUSTNESS_CAPTION = (
     "Ranges over the window perturbations (leave one event block out, other calm years, balanced calm, the "
-    "drop-one-crisis-date jackknife); flips = perturbations that change the sign (jackknife in brackets); cutoff Δθ = "
+    "drop-one-crisis-date jackknife); flips = perturbations that change the sign (jackknife in brackets), lost sig. = "
+    "leave-one-event-out CIs that no longer exclude zero; cutoff Δθ = "
     "largest move across θ ∈ {0.05, 0.1, 0.2}, re-probes = at other temperatures and samples; jackknife = the "
     "cutoff's span over rep subsets and how often it agrees; W/M = transcript audit. A row that fails a check is "
     "marked ⚠ (rules: agg_hb_robustness); its numbers stay in the leaderboard.")
@@ -427,9 +428,11 @@ def _robustness_table(rows: pd.DataFrame) -> str:
         lines.append({
             "model": row["display"],
             "E2 [range]": f"{_pp(row['e2_est'])} [{_pp(row['e2_min'])}, {_pp(row['e2_max'])}]",
-            "E2 flips": f"{count(row['e2_sign_flips'])} ({count(row['e2_jackknife_sign_flips'])})",
+            "E2 flips (jk) / lost sig.": f"{count(row['e2_sign_flips'])} ({count(row['e2_jackknife_sign_flips'])}) / "
+                                          f"{count(row['e2_significance_lost'])}",
             "E3 [range]": f"{_pp(row['e3_est'])} [{_pp(row['e3_min'])}, {_pp(row['e3_max'])}]",
-            "E3 flips": f"{count(row['e3_sign_flips'])} ({count(row['e3_jackknife_sign_flips'])})",
+            "E3 flips (jk) / lost sig.": f"{count(row['e3_sign_flips'])} ({count(row['e3_jackknife_sign_flips'])}) / "
+                                          f"{count(row['e3_significance_lost'])}",
             "cutoff": row["cutoff_month"] or "—",
             "cutoff Δθ / re-probes": f"{count(row['cutoff_theta_displacement_max'])} / {count(row['cutoff_reprobe_displacement_max'])} mo",
             "jackknife": (f"{row['jk_cutoff_min']}…{row['jk_cutoff_max']}, {row['jk_agree_pct']:.0f}% agree"
