@@ -57,6 +57,9 @@ def perturbations(dates: pd.DataFrame, specs: pd.DataFrame, events: pd.DataFrame
     crisis = list(dates[dates["date_window"] == "crisis"].sort_values("window_position")["decision_date"])
     calm = list(dates[dates["date_window"] == "calm"].sort_values("window_position")["decision_date"])
     pre = sorted(dates.loc[dates["period"] == "pre", "decision_date"])
+    strays = sorted(set(events["decision_date"]) - set(crisis))
+    if strays:
+        raise ValueError(f"seed hb_crisis_events: {', '.join(strays)} are not crisis dates of seed hb_date_windows")
     out = []
     for spec in specs.sort_values("position").itertuples(index=False):
         base = {"family": spec.family, "with_ci": bool(spec.with_ci)}
