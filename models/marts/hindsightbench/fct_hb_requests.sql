@@ -104,54 +104,40 @@ rec_calls as (
     inner join rec_snapshots on rec_snapshots.decision_date = nodes.decision_date
 ),
 
-lap_calls as (
-    select
-        'hb:lap:' || nodes.decision_date || ':s' || lap_samples.sample as request_id,
-        'lap' as kind,
-        null as arm,
-        nodes.decision_date,
-        nodes.period,
-        null as replicate,
-        lap_samples.sample,
-        nodes.decision_date as asserted_date,
-        {{ hb_lap_system() }} as system_text,
-        {{ hb_lap_user('nodes.decision_date', 'nodes.lap_window_end') }} as user_text,
-        false as in_smoke,
-        lap_samples.sample < {{ var('hb_lap_samples') }} // 2 as in_reduced,
-        true as in_full_1rep,
-        true as in_full,
-        false as in_control,
-        false as in_lap_sensitivity,
-        'protocol' as probe_set,
-        cast(null as double) as temperature_override
-    from nodes
-    cross join lap_samples
+lap_sets as (
+    -- the protocol's samples, and the re-probes of --tier lap-sensitivity
+    select 'protocol' as probe_set, cast(null as double) as temperature, sample from lap_samples
+    union all
+    select 'lap_sensitivity', coalesce(reprobe_sets.temperature, lap_profile.temperature), reprobe_sets.sample
+    from reprobe_sets
+    cross join lap_profile
 ),
 
-lap_sensitivity_calls as (
+lap_calls as (
     select
-        'hb:lap@' || coalesce(reprobe_sets.temperature, lap_profile.temperature) || ':' || nodes.decision_date
-            || ':s' || reprobe_sets.sample as request_id,
+        case when lap_sets.probe_set = 'protocol'
+            then 'hb:lap:' || nodes.decision_date || ':s' || lap_sets.sample
+            else 'hb:lap@' || lap_sets.temperature || ':' || nodes.decision_date || ':s' || lap_sets.sample
+        end as request_id,
         'lap' as kind,
         null as arm,
         nodes.decision_date,
         nodes.period,
         null as replicate,
-        reprobe_sets.sample,
+        lap_sets.sample,
         nodes.decision_date as asserted_date,
         {{ hb_lap_system() }} as system_text,
         {{ hb_lap_user('nodes.decision_date', 'nodes.lap_window_end') }} as user_text,
         false as in_smoke,
-        false as in_reduced,
-        false as in_full_1rep,
-        false as in_full,
+        lap_sets.probe_set = 'protocol' and lap_sets.sample < {{ var('hb_lap_samples') }} // 2 as in_reduced,
+        lap_sets.probe_set = 'protocol' as in_full_1rep,
+        lap_sets.probe_set = 'protocol' as in_full,
         false as in_control,
-        true as in_lap_sensitivity,
-        'lap_sensitivity' as probe_set,
-        coalesce(reprobe_sets.temperature, lap_profile.temperature) as temperature_override
+        lap_sets.probe_set = 'lap_sensitivity' as in_lap_sensitivity,
+        lap_sets.probe_set,
+        lap_sets.temperature as temperature_override
     from nodes
-    cross join reprobe_sets
-    cross join lap_profile
+    cross join lap_sets
 ),
 
 calls as (
@@ -160,8 +146,6 @@ calls as (
     select * from rec_calls
     union all
     select * from lap_calls
-    union all
-    select * from lap_sensitivity_calls
 ),
 
 final as (
