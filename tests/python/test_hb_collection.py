@@ -206,7 +206,8 @@ def test_collected_replies_and_the_same_replies_as_a_release_give_the_same_row(d
                    if c not in ("model_key", "row_version") and not c.startswith("jk_")]
         sql = f"select {', '.join(columns)} from {mart} where model_key = ? order by {order}"
         mine, theirs = query(db, sql, ["audit-trigger"]), query(db, sql, ["released-trigger"])
-        assert mine and mine == theirs, mart
+        # floats to 1e-12: a mean over dates is summed in whatever order the engine's threads take
+        assert mine and theirs == [tuple(pytest.approx(v, abs=1e-12) if isinstance(v, float) else v for v in r) for r in mine], mart
     assert len(query(db, "select distinct temperature, samples from agg_hb_lap_sensitivity where model_key = 'released-trigger'")) == 4
 
 
