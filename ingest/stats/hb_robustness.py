@@ -57,7 +57,7 @@ def perturbations(dates: pd.DataFrame, specs: pd.DataFrame, events: pd.DataFrame
     crisis = list(dates[dates["date_window"] == "crisis"].sort_values("window_position")["decision_date"])
     calm = list(dates[dates["date_window"] == "calm"].sort_values("window_position")["decision_date"])
     pre = sorted(dates.loc[dates["period"] == "pre", "decision_date"])
-    strays = sorted(set(events["decision_date"]) - set(crisis))
+    strays = sorted((set(events["decision_date"]) & set(pre)) - set(crisis))     # a panel may lack crisis dates
     if strays:
         raise ValueError(f"seed hb_crisis_events: {', '.join(strays)} are not crisis dates of seed hb_date_windows")
     out = []
@@ -81,8 +81,12 @@ def perturbations(dates: pd.DataFrame, specs: pd.DataFrame, events: pd.DataFrame
     return out
 
 
-def _missing(mine: pd.DataFrame, arms, window_dates) -> str | None:
-    """Why an endpoint cannot be computed on these dates: an arm with no sketch on one of them."""
+def _missing(mine: pd.DataFrame, arms, crisis: list[str], calm: list[str]) -> str | None:
+    """Why an endpoint cannot be computed on these windows: one is empty (a panel without those dates),
+    or an arm has no sketch on one of their dates."""
+    if not crisis or not calm:
+        return f"a window is empty on this panel ({len(crisis)} crisis, {len(calm)} calm dates)"
+    window_dates = crisis + calm
     for arm in arms:
         have = set(mine.loc[(mine["arm"] == arm) & (mine["n_sketches"] > 0), "decision_date"])
         lacking = sorted(set(window_dates) - have)
@@ -107,7 +111,7 @@ def window_perturbation(counts: pd.DataFrame, dates: pd.DataFrame, specs: pd.Dat
             for endpoint, (a, b) in ENDPOINTS.items():
                 row = {"model_key": model_key, "perturbation": plan["perturbation"], "family": plan["family"],
                        "position": position, "endpoint": endpoint, "n_crisis": len(plan["crisis"]), "n_calm": len(plan["calm"])}
-                reason = _missing(mine, (a, b), plan["crisis"] + plan["calm"])
+                reason = _missing(mine, (a, b), plan["crisis"], plan["calm"])
                 if reason:
                     rows.append({**row, "excluded_reason": reason})
                     continue
