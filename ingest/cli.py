@@ -318,18 +318,38 @@ def query(sql: str, csv_path: Path | None) -> None:
     click.echo(f"({len(rows)} rows{', first 200 shown' if len(rows) > 200 else ''})")
 
 
-@main.command()
+@main.group(invoke_without_command=True)
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet", show_default=True,
               help="File format: Parquet (the version also in each file's key-value metadata) or CSV with a header.")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("export"), show_default=True,
               help="Folder for one file per mart and manifest.json.")
-def export(fmt: str, out: Path) -> None:
-    """Write every public mart to DIR as Parquet or CSV (DuckDB COPY; no pyarrow needed)."""
+@click.pass_context
+def export(ctx, fmt: str, out: Path) -> None:
+    """Write every public mart to DIR as Parquet or CSV (DuckDB COPY; no pyarrow needed); `export raw`: the raw tables."""
+    if ctx.invoked_subcommand is not None:
+        return
     from ingest.publish.query import export_marts
 
     with connect(warehouse_path(), read_only=True) as con:
         written = export_marts(con, out, fmt)
     click.echo(f"{len(written)} marts and manifest.json (hindsight-warehouse {__version__}) -> {out}")
+
+
+@export.command("raw")
+@click.option("--out", type=click.Path(path_type=Path),
+              help="Landing folder (default: $HINDSIGHT_LANDING, else landing/ beside the warehouse).")
+def export_raw_command(out: Path | None) -> None:
+    """The raw tables as a Parquet landing zone (Hive partitions by load; only what is new is written)."""
+    from ingest.publish.landing import default_landing, export_raw
+
+    path = warehouse_path()
+    if not path.exists():
+        raise InputError(path, "no warehouse yet", "load data first (`hindsight load …` or `hindsight demo`)")
+    out = out or default_landing(path)
+    with connect(path, read_only=True) as con:
+        result = export_raw(con, out)
+    click.echo(f"landing zone {out}: {result.partitions} load partitions and {result.snapshots} snapshots written now "
+               f"({result.rows} rows; {', '.join(result.tables) or 'no table'}), {result.unchanged} already there")
 
 
 @main.command()
