@@ -234,8 +234,11 @@ def _chunks(lines: list, max_requests: int, max_bytes: int):
         yield chunk
 
 
+# what a writer needs of a call when `hindsight batches collect` stores it from another process
 KEPT_CONTEXT = ("request_id", "question_id", "condition", "visibility", "prompt_variant", "narrative_model",
-                "kind", "response_id", "full_response_id", "masked_response_id", "case")
+                "kind", "response_id", "full_response_id", "masked_response_id", "case",
+                # HindsightBench replies: the call's position, and a re-probe's set and temperature
+                "hb_kind", "arm", "decision_date", "replicate", "sample", "probe_set", "temperature")
 
 
 def submit(con, client: _Client, provider, model: str, jobs: list[Job], options: BatchOptions) -> int:

@@ -156,6 +156,25 @@ def test_anthropic_direct_and_openai_batch_collection(db):
     assert scalar(db, "select count(*) from raw.llm_calls where batch_key is not null and purpose = 'hb_arm'") == 8
 
 
+def test_reprobes_asked_in_a_batch_and_collected_by_another_process_keep_their_set(db):
+    """`--tier lap-sensitivity --batch`, then `hindsight batches collect` in another process: each reply
+    is stored with its call position, probe set and temperature (read back from the batch's own rows)."""
+    with FakeLLMServer() as server:
+        model, url = ["--model", "openai:gpt-4.1-mini"], ["--base-url", server.url + "/v1"]
+        hindsight(db, "audit", "run", *model, *url, "--tier", "smoke")
+        hindsight(db, "audit", "inspect", *model, "--accept")
+        submitted = hindsight(db, "audit", "run", *model, *url, "--tier", "lap-sensitivity", "--batch", "--limit", "6").output
+        assert "6 calls submitted now" in submitted
+        lines = [json.loads(line) for f in server.batches.files.values() for line in f["content"].decode().splitlines()]
+        sent = sorted(line["body"]["temperature"] for line in lines)
+        assert set(sent) <= {0.3, 0.7, 1.0} and len(set(sent)) > 1
+        hindsight(db, "batches", "collect", "--wait", "--poll-interval", "0.2")
+    assert query(db, """select kind, probe_set, count(*) from raw.hb_responses where model_key = 'gpt-4.1-mini'
+                          group by all order by all""") == [("arm", "protocol", 8), ("lap", "lap_sensitivity", 6)]
+    stored = [t for (t,) in query(db, "select temperature from raw.hb_responses where kind = 'lap' order by temperature")]
+    assert stored == sent
+
+
 def test_collected_replies_and_the_same_replies_as_a_release_give_the_same_row(db, tmp_path):
     """One path for both sources: a simulated auditee asked through the runner, and its replies
     written out in the release layout (arm cells' 04_raw_response.txt only, probe lines as the
