@@ -142,10 +142,19 @@ def plan(con, spec: str, tier: str, key: str, control: bool = False, batch: bool
     rows = tier_rows(con, tier, control)
     stored = stored_calls(con, key)
     groups: dict[tuple, list[dict]] = {}
+    samples: dict[tuple, set] = {}
     for row in rows:
-        label = (row["kind"], row["arm"] or "", f"rep {row['replicate']}" if row["replicate"] else
-                 (f"{len({r['sample'] for r in rows if r['kind'] == 'lap'})} samples" if row["kind"] == "lap" else ""))
-        groups.setdefault(label, []).append(row)
+        if row["kind"] == "lap":
+            samples.setdefault((row["probe_set"], row["temperature"]), set()).add(row["sample"])
+    for row in rows:
+        if row["kind"] != "lap":
+            label = f"rep {row['replicate']}" if row["replicate"] else ""
+        elif row["probe_set"] == "protocol":
+            label = f"{len(samples[(row['probe_set'], row['temperature'])])} samples"
+        else:       # a re-probe set: its temperature and samples
+            taken = samples[(row["probe_set"], row["temperature"])]
+            label = f"T {row['temperature']} s{min(taken)}-{max(taken)}"
+        groups.setdefault((row["kind"], row["arm"] or "", label), []).append(row)
     means = dict(con.execute("""select replace(purpose, 'hb_', ''), avg(output_tokens) from raw.llm_calls
                                 where purpose like 'hb_%' and output_tokens is not null group by purpose""").fetchall())
     price = con.execute(f"""select {'batch_' if batch else ''}input_usd_per_million_tokens,

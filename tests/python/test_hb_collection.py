@@ -163,6 +163,8 @@ def test_reprobes_asked_in_a_batch_and_collected_by_another_process_keep_their_s
         model, url = ["--model", "openai:gpt-4.1-mini"], ["--base-url", server.url + "/v1"]
         hindsight(db, "audit", "run", *model, *url, "--tier", "smoke")
         hindsight(db, "audit", "inspect", *model, "--accept")
+        plan = hindsight(db, "audit", "plan", *model, "--tier", "lap-sensitivity").stdout
+        assert "T 0.3 s0-19" in plan and "T 0.7 s0-19" in plan and "T 1.0 s20-39" in plan and "15,480 calls" in plan
         submitted = hindsight(db, "audit", "run", *model, *url, "--tier", "lap-sensitivity", "--batch", "--limit", "6").output
         assert "6 calls submitted now" in submitted
         lines = [json.loads(line) for f in server.batches.files.values() for line in f["content"].decode().splitlines()]
