@@ -46,7 +46,10 @@ def balanced_calm(calm: list[str], crisis: list[str]) -> list[str]:
     day = {d: dt.date.fromisoformat(d).toordinal() for d in calm + crisis}
     used: list[str] = []
     for c in sorted(crisis):
-        used.append(min((abs(day[q] - day[c]), q) for q in calm if q not in used)[1])
+        free = [(abs(day[q] - day[c]), q) for q in calm if q not in used]
+        if not free:            # a panel with fewer calm than crisis dates: the set stops short
+            break
+        used.append(min(free)[1])
     return used
 
 

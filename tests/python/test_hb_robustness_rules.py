@@ -25,6 +25,7 @@ def test_balanced_calm_takes_the_nearest_unused_date_and_the_earlier_on_a_tie():
     assert balanced_calm(calm, ["2013-02-14", "2013-04-14"]) == ["2013-03-15", "2013-05-15"]
     assert balanced_calm(calm, ["2013-02-14"]) == ["2013-03-15"]
     assert balanced_calm(["2013-01-01", "2013-01-03"], ["2013-01-02"]) == ["2013-01-01"]      # a tie: the earlier
+    assert balanced_calm(["2013-01-01"], ["2013-01-02", "2013-01-05"]) == ["2013-01-01"]      # fewer calm dates: stops short
 
 
 def _dates():
