@@ -16,13 +16,20 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 install: $(STAMP)
 
+# the Spark extra (pyspark, dbt-spark) for the tests that run the cross-engine macros on Spark;
+# `make demo` does not need it
+SPARK_STAMP := $(VENV)/.installed-spark
+$(SPARK_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,spark]'
+	touch $(SPARK_STAMP)
+
 demo: $(STAMP)
 	$(BIN)/hindsight demo
 
 # pytest runs the Python suite and every `dbt build` (data, unit and singular
 # tests) on an empty, the demo and the real-data warehouses. Tests that need
 # ../shared/data skip when it is absent (HINDSIGHT_REQUIRE_DATA=1 fails them).
-test: $(STAMP)
+test: $(SPARK_STAMP)
 	$(BIN)/python -m pytest
 
 # The fast lane: linters for Python (ruff) and the dbt SQL (sqlfluff, dbt

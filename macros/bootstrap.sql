@@ -13,6 +13,11 @@
     ((xor({{ column }}, {{ column }} >> 16) * 73244475) % {{ bootstrap_prime() }})
 {%- endmacro %}
 
+{# Spark: `^` is its bitwise xor, shiftright its `>>`; the operands stay bigint (below 2^58). #}
+{% macro spark__bootstrap_mix_round(column) -%}
+    ((cast({{ column }} as bigint) ^ shiftright(cast({{ column }} as bigint), 16)) * 73244475 % {{ bootstrap_prime() }})
+{%- endmacro %}
+
 {# A stable stream per cohort: the first 7 hex digits of md5(cohort). #}
 {% macro bootstrap_cohort_key(column) -%}
     {{ return(adapter.dispatch('bootstrap_cohort_key')(column)) }}
@@ -20,6 +25,11 @@
 
 {% macro duckdb__bootstrap_cohort_key(column) -%}
     cast('0x' || left(md5({{ column }}), 7) as bigint)
+{%- endmacro %}
+
+{# Spark casts no '0x…' text (NULL with ANSI off): conv reads the hex digits instead. #}
+{% macro spark__bootstrap_cohort_key(column) -%}
+    cast(conv(substr(md5({{ column }}), 1, 7), 16, 10) as bigint)
 {%- endmacro %}
 
 {# `rounds` CTEs named <prefix>_1 .. <prefix>_n, each applying one mixing
