@@ -128,7 +128,7 @@ def demo_warehouse(tmp_path_factory):
 
 
 # fixtures that mean a test reads ../shared/data, or builds a whole warehouse first
-REAL_DATA_FIXTURES = {"real_warehouse", "audit", "unseen"}
+REAL_DATA_FIXTURES = {"real_warehouse", "audit", "unseen", "release"}
 SLOW_FIXTURES = {"demo_warehouse"} | REAL_DATA_FIXTURES
 
 

@@ -41,7 +41,8 @@ def model(dbt, session):
     dates = dbt.ref("int_hb_dates").df()
     keys = sorted(rep_counts["model_key"].unique())
     r_counts = counts[counts["arm"] == "R"]
-    fingerprints = {key: fingerprint(rep_counts[rep_counts["model_key"] == key], value)
+    per_model = dict(tuple(rep_counts.groupby("model_key", sort=False)))      # one pass, not a filter per model
+    fingerprints = {key: fingerprint(per_model[key], value)
                     for key, value in per_model_fingerprints(r_counts, keys, fingerprint(dates), params,
                                                              sorted(options.items())).items()}
     todo = models_to_compute(dbt, session, fingerprints)
