@@ -10,12 +10,12 @@ with estimates as (
 final as (
     select
         {%- for column in ['cohort', 'model', 'condition', 'prompt_variant', 'metric', 'visibility'] + slices %}
-        cast({{ column }} as varchar) as {{ column }},
+        cast({{ column }} as string) as {{ column }},
         {%- endfor %}
         cast(estimate as double) as estimate,
         cast(ci_low as double) as ci_low,
         cast(ci_high as double) as ci_high,
-        cast(ci_method as varchar) as ci_method,
+        cast(ci_method as string) as ci_method,
         coalesce(ci_low > 0 or ci_high < 0, false) as significant,
         cast(se_clustered as double) as se_clustered,
         cast(case when visibility = 'paired' then mde_80 end as double) as mde_80,

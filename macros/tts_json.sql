@@ -8,8 +8,8 @@
 
 {% macro duckdb__hours_text(column) -%}
     case when {{ column }} = trunc({{ column }}) and abs({{ column }}) < 1e15
-         then cast(cast({{ column }} as bigint) as varchar)
-         else cast({{ column }} as varchar) end
+         then cast(cast({{ column }} as bigint) as string)
+         else cast({{ column }} as string) end
 {%- endmacro %}
 
 {# Spark's trunc() is for dates: floor() tells an integral value. #}

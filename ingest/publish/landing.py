@@ -2,7 +2,7 @@
 a lakehouse) reads what the loaders and runners collected in DuckDB.
 
 Layout: `DIR/<table>/load_id=<n>/part-0.parquet` for a table with a load id (Hive partitions: every
-reader gets `load_id` back from the folder name), `DIR/<table>/snapshot/part-0.parquet` for the
+reader gets `load_id` back from the folder name), `DIR/<table>/part-0.parquet` for the
 few tables without one (the ledger of calls, batches, registrations and designs, which change in
 place), and `DIR/_landing.json`, what has been written. Incremental: a load whose rows are already
 written is not written again; a load that grew since (a runner still appending under its load id)
@@ -75,6 +75,16 @@ def export_raw(con, out: Path) -> LandingExport:
             # rows are only ever appended under a load id: a count that moved means the load grew
             counts = dict(con.execute(f"select load_id, count(*) from raw.{table} group by load_id").fetchall())
             done = state.setdefault("loads", {})
+            if not counts:
+                # an empty table is an empty file (its columns, no rows), so a reader finds the
+                # table; it gives way to the table's first load (a folder holds files or partitions)
+                if state.get("empty") != columns:
+                    _copy(con, f"select * from raw.{table} limit 0", out / table / "part-0.parquet")
+                    state["empty"] = columns
+                    result.snapshots += 1
+                    result.tables.append(table)
+            elif state.pop("empty", None) is not None:
+                (out / table / "part-0.parquet").unlink(missing_ok=True)
             others = ", ".join(c for c in columns if c != "load_id")
             for load_id, count in sorted(counts.items()):
                 if done.get(str(load_id)) == count:
@@ -92,7 +102,7 @@ def export_raw(con, out: Path) -> LandingExport:
             if state.get("signature") == signature:
                 result.unchanged += 1
                 continue
-            result.rows += _copy(con, f"select * from raw.{table}", out / table / "snapshot" / "part-0.parquet")
+            result.rows += _copy(con, f"select * from raw.{table}", out / table / "part-0.parquet")
             state["signature"] = signature
             result.snapshots += 1
             result.tables.append(table)

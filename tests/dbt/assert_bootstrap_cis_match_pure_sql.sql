@@ -54,8 +54,8 @@ recomputed as (
     select
         replicate_estimates.cohort, replicate_estimates.model, replicate_estimates.condition,
         replicate_estimates.prompt_variant, replicate_estimates.metric, replicate_estimates.visibility,
-        quantile_cont(replicate_estimates.estimate, 0.025) as ci_low,
-        quantile_cont(replicate_estimates.estimate, 0.975) as ci_high
+        {{ quantile_linear('replicate_estimates.estimate', 0.025) }} as ci_low,
+        {{ quantile_linear('replicate_estimates.estimate', 0.975) }} as ci_high
     from replicate_estimates
     group by all
 ),

@@ -1,3 +1,5 @@
+-- HindsightBench is built on DuckDB only (dbt_project.yml)
+{{ config(enabled=target.type != 'spark') }}
 -- The release's fail-closed leak check (clean_context), over every request of fct_hb_requests, plus
 -- the probes: no hidden quantity reaches a prompt where the protocol forbids it. After removing the
 -- benign unit base period `Index 1982-1984=100`, a D/W/W72 prompt may name only its asserted month

@@ -11,13 +11,13 @@ with masked_requests as (
     where requests.visibility = 'masked'
 ),
 
+shown as (
+    {{ json_array_rows('masked_requests', ['request_id', 'cutoff_hours'], 'tts_json', 'event', 'position') }}
+),
+
 shown_events as (
-    select
-        masked_requests.request_id,
-        masked_requests.cutoff_hours,
-        cast(json_extract(shown.event, '$.time') as double) as time_hours
-    from masked_requests,
-        unnest(cast(masked_requests.tts_json as json[])) as shown (event)
+    select request_id, cutoff_hours, cast({{ json_text('event', 'time') }} as double) as time_hours
+    from shown
 )
 
 select *

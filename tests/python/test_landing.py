@@ -26,7 +26,7 @@ def landed_equals_raw(db, landing) -> list[str]:
                 landed = (f"select {', '.join(columns)} from read_parquet('{landing}/{table}/load_id=*/*.parquet', "
                           "hive_partitioning = true, hive_types = {'load_id': integer})")
             else:
-                landed = f"select * from read_parquet('{landing}/{table}/snapshot/*.parquet')"
+                landed = f"select * from read_parquet('{landing}/{table}/*.parquet')"
             diff = con.execute(f"""select count(*) from ((select * from raw.{table} except all {landed})
                                    union all ({landed} except all select * from raw.{table}))""").fetchone()[0]
             if diff:

@@ -12,10 +12,10 @@
 -- prompt_variant x visibility; 'paired' for pairs) with an answer or pair scored since the newest
 -- one it summed (scored_through), and every row when the cases' numbering or DuckDB's hash changed
 -- (keyed_by). `hindsight build --full-refresh` rebuilds it from scratch.
-{{ config(materialized='incremental', unique_key='answer_cell_key', incremental_strategy='delete+insert', on_schema_change='fail') }}
+{{ config(materialized=('table' if target.type == 'spark' else 'incremental'), unique_key='answer_cell_key', incremental_strategy='delete+insert', on_schema_change='fail') }}
 with keying as (
     -- what the keys mean: the case numbering and the hash they were computed under
-    select md5(version() || string_agg(cohort || '|' || case_id || '|' || case_index, ',' order by cohort, case_index))
+    select md5(version() || {{ ordered_string_agg("cohort || '|' || case_id || '|' || case_index", "','", 'cohort, case_index') }})
         as keyed_by
     from {{ ref('int_bootstrap_cases') }}
 ),
@@ -27,7 +27,10 @@ questions as (
             as slice_key,
         cast(cases.case_index as integer) as case_index,
         -- whether another question of the case falls in the same slice: only those need summing
-        count(*) over (partition by questions.cohort, cases.case_index, slice_key) > 1 as shares_slice
+        count(*) over (
+            partition by questions.cohort, cases.case_index,
+                {{ metric_slice_key('questions.cohort', 'questions.format', 'questions.options_type', 'questions.eval_target') }}
+        ) > 1 as shares_slice
     from {{ ref('int_questions_positioned') }} as questions
     inner join {{ ref('int_bootstrap_cases') }} as cases
         on cases.cohort = questions.cohort and cases.case_id = questions.case_id
@@ -73,7 +76,7 @@ touched as (
 {%- for name, source in sources.items() %}
 {%- set rows = source.rows ~ (' and ' ~ source.cell ~ ' in (select answer_cell_key from touched)' if is_incremental() else '') %}
 
-{{ name }} as {{ '' if is_incremental() else 'not ' }}materialized (
+{{ name }} as {{ cte_materialized(is_incremental()) }} (
     -- a question's value: the mean over its samples, valid when every sample is; with one sample
     -- each (no sample index above 0) a row is its question's value and the group by is skipped.
     -- Read twice below: a full build reads the table twice rather than copy every row; an
@@ -106,18 +109,14 @@ touched as (
     -- A question alone in its slice of its case is that case's sum as it stands: only questions that
     -- share a slice are grouped (at 100x the paper's cases a case's ten questions fall in nine
     -- slices, and grouping every row into nearly as many groups was most of this model's time)
-    select answer_cell_key, slice_key, case_index, unnest(sums, recursive := true)
+    select answer_cell_key, slice_key, case_index, {{ unnest_struct_array('sums') }}
     from (
         {%- for alone in [true, false] %}
         select
             {{ name }}.answer_cell_key,
             questions.slice_key,
             questions.case_index,
-            [
-                {%- for metric in source.metrics %}
-                {{ metric_case_sum(name ~ '.' ~ metric, name ~ '.is_valid', name ~ '.scored_through', alone) }}{{ ',' if not loop.last }}
-                {%- endfor %}
-            ] as sums
+            {{ array_of(metric_case_sums(name, source.metrics, source.is_valid, alone)) }} as sums
         from {{ name }}
         inner join questions on questions.question_id = {{ name }}.question_id
         where {{ 'not ' if alone }}questions.shares_slice

@@ -5,10 +5,10 @@
 {{ config(materialized='table') }}
 with answer_cells as (
     -- distinct before the metrics are unnested: the few cells, not every answer, are multiplied
-    select model, condition, prompt_variant, visibility, unnest(['acc', 'htr']) as metric
+    select model, condition, prompt_variant, visibility, {{ unnest_values(["'acc'", "'htr'"]) }} as metric
     from (select distinct model, condition, prompt_variant, visibility from {{ ref('int_answers_scored') }} where is_latest_in_cell)
     union all
-    select model, condition, prompt_variant, 'paired', unnest(['delta_acc', 'delta_htr', 'air', 'hbr'])
+    select model, condition, prompt_variant, 'paired', {{ unnest_values(["'delta_acc'", "'delta_htr'", "'air'", "'hbr'"]) }}
     from (select distinct model, condition, prompt_variant from {{ ref('int_answer_pairs') }})
 ),
 

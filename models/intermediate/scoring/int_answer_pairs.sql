@@ -17,7 +17,7 @@
 -- Incremental: only pairs with an answer scored since the last build, or whose paired judgment
 -- changed, are rewritten. A reload of TTS (identical_contexts) needs `hindsight build
 -- --full-refresh`.
-{{ config(materialized='incremental', unique_key=['question_id', 'model', 'condition', 'prompt_variant', 'sample_index'],
+{{ config(materialized=('table' if target.type == 'spark' else 'incremental'), unique_key=['question_id', 'model', 'condition', 'prompt_variant', 'sample_index'],
           incremental_strategy='delete+insert', on_schema_change='fail') }}
 with paired_judgments as (
     -- the newest judgment of each pair of answers: a judgment names its answers by response id
@@ -139,12 +139,11 @@ targeted as (
     -- the scores a question's eval target defines (§3.7): Acc for accuracy and both, HTR for
     -- hindsight_bias and both
     select
-        * replace (
-            case when eval_target in ('accuracy', 'both') then acc_full end as acc_full,
-            case when eval_target in ('accuracy', 'both') then acc_masked end as acc_masked,
-            case when eval_target in ('hindsight_bias', 'both') then htr_full end as htr_full,
-            case when eval_target in ('hindsight_bias', 'both') then htr_masked end as htr_masked
-        )
+        {{ star_except(['acc_full', 'acc_masked', 'htr_full', 'htr_masked']) }},
+        case when eval_target in ('accuracy', 'both') then acc_full end as acc_full,
+        case when eval_target in ('accuracy', 'both') then acc_masked end as acc_masked,
+        case when eval_target in ('hindsight_bias', 'both') then htr_full end as htr_full,
+        case when eval_target in ('hindsight_bias', 'both') then htr_masked end as htr_masked
     from pairs
 ),
 

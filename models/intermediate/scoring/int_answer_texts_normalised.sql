@@ -11,7 +11,7 @@
 -- a new load answered, of reloaded questions, and of every question when this model, the option
 -- parser or the parser version changed (texts_fingerprint). A question removed from the questions
 -- keeps its texts until `hindsight build --full-refresh` (nothing joins them).
-{{ config(materialized='incremental', unique_key='question_id', incremental_strategy='delete+insert', on_schema_change='fail') }}
+{{ config(materialized=('table' if target.type == 'spark' else 'incremental'), unique_key='question_id', incremental_strategy='delete+insert', on_schema_change='fail') }}
 {%- set nodes = graph.get('nodes', {}) if execute else {} %}
 {%- set fingerprint = local_md5(
     model.get('raw_code', '')
@@ -89,8 +89,8 @@ best_option as (
     select
         question_id,
         text,
-        arg_min(letter, match_rule) as letter,
-        arg_min(position, match_rule) as position
+        min_by(letter, match_rule) as letter,
+        min_by(position, match_rule) as position
     from option_matches
     where match_rule is not null
     group by question_id, text

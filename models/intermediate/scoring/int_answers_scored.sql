@@ -17,7 +17,7 @@
 -- cells of those answers decide their newest answer again.
 -- `hindsight build --full-refresh` rebuilds from scratch; tests/python/test_refresh.py checks that
 -- both give the same marts.
-{{ config(materialized='incremental', unique_key='response_key', incremental_strategy='delete+insert', on_schema_change='fail') }}
+{{ config(materialized=('table' if target.type == 'spark' else 'incremental'), unique_key='response_key', incremental_strategy='delete+insert', on_schema_change='fail') }}
 {%- set nodes = graph.get('nodes', {}) if execute else {} %}
 {%- set fingerprint = local_md5(
     model.get('raw_code', '')
@@ -155,10 +155,10 @@ scored as (
         end as htr,
         -- AIR compares valid answers by their normalised form, invalid ones by
         -- their trimmed, case-folded text
-        hash(case
+        {{ hash64("case
             when parse_status = 'valid' then 'valid:' || answer_normalised
             else 'raw:' || lower(trim(coalesce(answer, '')))
-        end) as comparison_hash,
+        end") }} as comparison_hash,
         '{{ fingerprint }}' as scoring_fingerprint,
         cast(now() as timestamp) as scored_at
     from joined
@@ -202,8 +202,9 @@ cell_answers as (
     -- every answer of a cell with a newly scored answer: which is newest is decided over the whole
     -- cell (the stored ones keep their scores and scored_at)
     select * from newly_scored
-    union all by name
-    select stored.* exclude (is_latest_in_cell)
+    union all
+    -- the stored rows' columns are newly_scored's, in its order, and is_latest_in_cell
+    select {{ star_except(['is_latest_in_cell'], 'stored') }}
     from {{ this }} as stored
     semi join touched using (question_id, model, condition, visibility, prompt_variant, sample_index)
     anti join newly_scored using (response_key)
@@ -221,7 +222,7 @@ newest as (
     -- response_key is load and line in one integer (load_id * 2^32 + line_number) and a complete
     -- answer adds 2^62 to it
     select
-        arg_max(response_key, response_key + case when response_parse_status = 'truncated' then 0 else 4611686018427387904 end)
+        max_by(response_key, response_key + case when response_parse_status = 'truncated' then 0 else 4611686018427387904 end)
             as newest_response_key
     from {{ ref('stg_raw__responses') }}
     {%- if is_incremental() %}

@@ -2,8 +2,9 @@
 -- build matched to their answers, the newest per judged answer (or answer pair) and judge model.
 with judgments as (
     select * from {{ ref('stg_raw__judgments') }}
-    union all by name
-    -- the matched loaded judgments in the runner's shape: their answers named by id
+    union all
+    -- the matched loaded judgments in the runner's shape (its columns in its order): their answers
+    -- named by id
     select
         judgment_id,
         kind,
@@ -35,7 +36,7 @@ ranked as (
 ),
 
 final as (
-    select * exclude (version_rank)
+    select {{ star_except(['version_rank']) }}
     from ranked
     where version_rank = 1
 )

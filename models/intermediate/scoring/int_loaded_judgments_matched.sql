@@ -56,7 +56,7 @@ candidates as (
     select
         judgment_id,
         visibility,
-        cast(null as varchar) as response_id,
+        cast(null as string) as response_id,
         cast(1 as bigint) as pick
     from sides
     where false

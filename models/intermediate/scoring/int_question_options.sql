@@ -7,13 +7,13 @@ with questions as (
     where format = 'multiple choice' and options_json is not null
 ),
 
+elements as (
+    {{ json_array_rows('questions', ['question_id'], 'options_json', 'full_option', 'position') }}
+),
+
 unnested as (
-    select
-        questions.question_id,
-        cast(options.position as integer) as position,
-        trim(options.full_option) as full_option
-    from questions,
-        unnest(cast(cast(questions.options_json as json) as varchar[])) with ordinality as options (full_option, position)
+    select question_id, position, trim(full_option) as full_option
+    from elements
 ),
 
 final as (

@@ -55,7 +55,7 @@ positioned as (
 
 final as (
     select
-        * exclude (cutoff_index, relpos_method),
+        {{ star_except(['cutoff_index', 'relpos_method']) }},
         case
             when n_reference_events >= 2 and cutoff_index >= 1
             then cast(cutoff_index - 1 as double) / (n_reference_events - 1)

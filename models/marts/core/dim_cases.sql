@@ -45,7 +45,7 @@ per_case as (
         cohort,
         case_id,
         -- keys in source order, so the text is the same on every build
-        cast(to_json(map(list(source order by source), list(n_events order by source))) as varchar) as events_per_source,
+        {{ json_map_agg('source', 'n_events') }} as events_per_source,
         sum(n_events) filter (where source = '{{ var("reference_source") }}') as n_reference_events,
         count(*) as n_sources
     from events_per_source

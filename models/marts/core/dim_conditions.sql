@@ -7,10 +7,10 @@ with conditions as (
 
 final as (
     select
-        cast(condition as varchar) as condition,
-        cast(label as varchar) as label,
-        cast(narrative_source as varchar) as narrative_source,
-        cast(tts_source as varchar) as tts_source,
+        cast(condition as string) as condition,
+        cast(label as string) as label,
+        cast(narrative_source as string) as narrative_source,
+        cast(tts_source as string) as tts_source,
         cast(is_paired as boolean) as is_paired,
         cast(is_paired and coalesce(narrative_source, '') <> 'original' as boolean) as is_strict_masking
     from conditions

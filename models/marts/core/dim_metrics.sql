@@ -6,11 +6,11 @@ with metrics as (
 
 final as (
     select
-        cast(metric as varchar) as metric,
-        cast(visibility as varchar) as visibilities,
-        cast(label as varchar) as label,
-        cast(definition as varchar) as definition,
-        cast(positive_means as varchar) as positive_means
+        cast(metric as string) as metric,
+        cast(visibility as string) as visibilities,
+        cast(label as string) as label,
+        cast(definition as string) as definition,
+        cast(positive_means as string) as positive_means
     from metrics
 )
 

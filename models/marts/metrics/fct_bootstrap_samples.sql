@@ -26,7 +26,7 @@ replicate_stream_0 as (
         (cohort_stream_2.h + replicates.replicate) % {{ bootstrap_prime() }} as h
     from cohort_stream_2
     -- an integer from the start (not cast at the end), so a filter on replicate reaches the draws
-    cross join (select cast(range as integer) as replicate from range({{ var('bootstrap_replicates') }})) as replicates
+    cross join {{ range_relation(var('bootstrap_replicates'), 'replicate') }} as replicates
 ),
 
 {{ bootstrap_mix_stages('replicate_stream', ['cohort', 'n_cases', 'replicate'], 2) }}
@@ -38,7 +38,7 @@ draw_0 as (
         replicate_stream_2.replicate,
         (replicate_stream_2.h + draws.draw) % {{ bootstrap_prime() }} as h
     from replicate_stream_2
-    cross join lateral (select unnest(range(replicate_stream_2.n_cases)) as draw) as draws
+    {{ lateral_range('replicate_stream_2.n_cases', 'draw', 'draws') }}
 ),
 
 {{ bootstrap_mix_stages('draw', ['cohort', 'n_cases', 'replicate'], 4) }}

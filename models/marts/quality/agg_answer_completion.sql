@@ -5,7 +5,7 @@
 -- Incremental: the rows of a model x condition x visibility are counted again when one of its answers
 -- was scored after the newest score the table counted (scored_through); a cell lies within one such
 -- group, so an answer that stops being its cell's newest is counted again with the new one.
-{{ config(materialized='incremental', unique_key=['model', 'condition', 'visibility'], incremental_strategy='delete+insert',
+{{ config(materialized=('table' if target.type == 'spark' else 'incremental'), unique_key=['model', 'condition', 'visibility'], incremental_strategy='delete+insert',
           on_schema_change='fail') }}
 with
 {%- if is_incremental() %}

@@ -9,14 +9,14 @@
 -- Incremental: a model x prompt_variant is counted again when one of its answers was scored after
 -- the newest score the table counted (scored_through); every one when the requests changed since
 -- (requests_signature: their number and the order-free sum of their keys' hashes).
-{{ config(materialized='incremental', unique_key=['model', 'prompt_variant'], incremental_strategy='delete+insert',
+{{ config(materialized=('table' if target.type == 'spark' else 'incremental'), unique_key=['model', 'prompt_variant'], incremental_strategy='delete+insert',
           on_schema_change='fail') }}
 {%- set signature = none %}
 {%- if execute and model.resource_type == 'model' and load_relation(ref('fct_answer_requests')) is not none %}
 {#- taken when the model compiles (just before it runs; not in its unit test, whose refs are fixtures), once: compared with the stored one before the
     query, an unchanged set of requests leaves the filter on scored_at that skips the stored answers #}
-{%- set signature = run_query("select count(*) || ':' || coalesce(sum(hash(question_id, condition, visibility, prompt_variant, "
-    ~ "narrative_model)), 0) from " ~ ref('fct_answer_requests')).columns[0].values()[0] %}
+{%- set signature = run_query("select count(*) || ':' || coalesce(sum(" ~ hash64(['question_id', 'condition', 'visibility',
+    'prompt_variant', 'narrative_model']) ~ "), 0) from " ~ ref('fct_answer_requests')).columns[0].values()[0] %}
 {%- endif %}
 {#- only the groups with newer answers are counted again, when the requests are the ones stored #}
 {%- set only_touched = false %}
@@ -36,7 +36,7 @@ touched as (
 ),
 {%- endif %}
 
-answers as not materialized (
+answers as {{ cte_materialized(false) }} (
     -- read by each of its readers for the columns it needs (materialised, it copied every column
     -- of 17.8 M answers at 100x the paper's cases: 2.1 of the model's 2.7 s)
     select answers.*, questions.cohort
@@ -80,12 +80,12 @@ sampling as (
     {{ answers_have_samples() }}
 ),
 
-newest as not materialized (
+newest as {{ cte_materialized(false) }} (
     -- the newest answers of the paired conditions, read by each of their readers for what it needs
     select * from answers where is_latest_in_cell and condition <> '0'
 ),
 
-pair_rows as not materialized (
+pair_rows as {{ cte_materialized(false) }} (
     select question_id, model, condition, prompt_variant
     from {{ ref('int_answer_pairs') }}
     {%- if only_touched %}
@@ -156,7 +156,7 @@ final as (
         cast(coalesce(requested.n_requested, 0) - coalesce(answered_requests.n_full, 0) as integer) as n_missing_full,
         cast(coalesce(requested.n_requested, 0) - coalesce(answered_requests.n_masked, 0) as integer) as n_missing_masked,
         answering.scored_through,
-        cast({{ "'" ~ signature ~ "'" if signature is not none else 'null' }} as varchar) as requests_signature
+        cast({{ "'" ~ signature ~ "'" if signature is not none else 'null' }} as string) as requests_signature
     from answering
     cross join paired_conditions
     left join requested

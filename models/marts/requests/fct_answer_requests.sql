@@ -79,11 +79,8 @@ final as (
         contexts_by_condition.narrative_request_id,
         contexts_by_condition.narrative,
         contexts_by_condition.tts_json,
-        cast(json_object(
-            'question', questions.question,
-            'format', questions.format,
-            'options', cast(questions.options_json as json)
-        ) as varchar) as question_json,
+        {{ json_object_text([('question', 'questions.question'), ('format', 'questions.format'),
+                             ('options', json_value('questions.options_json'))]) }} as question_json,
         questions.format,
         {{ sampling_profile_columns('profile') }}
     from contexts_by_condition

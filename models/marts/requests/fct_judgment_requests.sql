@@ -30,11 +30,11 @@ individual as (
         answers.prompt_variant,
         answers.visibility,
         answers.response_id,
-        cast(null as varchar) as full_response_id,
-        cast(null as varchar) as masked_response_id,
+        cast(null as string) as full_response_id,
+        cast(null as string) as masked_response_id,
         answers.answer,
-        cast(null as varchar) as full_answer,
-        cast(null as varchar) as masked_answer
+        cast(null as string) as full_answer,
+        cast(null as string) as masked_answer
     from answers
     where answers.is_latest_in_cell
 ),
@@ -48,10 +48,10 @@ paired as (
         pairs.condition,
         pairs.prompt_variant,
         'paired' as visibility,
-        cast(null as varchar) as response_id,
+        cast(null as string) as response_id,
         full_answers.response_id as full_response_id,
         masked_answers.response_id as masked_response_id,
-        cast(null as varchar) as answer,
+        cast(null as string) as answer,
         full_answers.answer as full_answer,
         masked_answers.answer as masked_answer
     -- the pairs' answers by their raw rows' keys (fct_answer_pairs would look their ids up among all)
@@ -74,7 +74,7 @@ final as (
         questions.hindsight_trap,
         {{ sampling_profile_columns('profile') }}
     from (select * from individual union all select * from paired) as requests
-    inner join questions using (question_id)
+    inner join questions on questions.question_id = requests.question_id
     cross join profile
 )
 

@@ -14,8 +14,8 @@ reference_tts as (
     select
         cohort,
         case_id,
-        '[' || string_agg(json_object('event', event, 'time', time_hours)::varchar, ', '
-                          order by chronological_index) || ']' as tts_json,
+        '[' || {{ ordered_string_agg(json_object_text([('event', 'event'), ('time', 'time_hours')]), "', '",
+                                     'chronological_index') }} || ']' as tts_json,
         count(*) as n_events
     from {{ ref('fct_tts_events') }}
     where source = '{{ var("reference_source") }}'

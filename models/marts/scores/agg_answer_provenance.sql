@@ -5,7 +5,7 @@
 -- Incremental: the rows of a model x prompt_variant are counted again when one of its answers was
 -- scored after the newest score the table counted (scored_through): a new model's answers, newer
 -- answers, or a re-scoring. An update of raw answers in place needs `hindsight build --full-refresh`.
-{{ config(materialized='incremental', unique_key=['model', 'prompt_variant'], incremental_strategy='delete+insert', on_schema_change='fail') }}
+{{ config(materialized=('table' if target.type == 'spark' else 'incremental'), unique_key=['model', 'prompt_variant'], incremental_strategy='delete+insert', on_schema_change='fail') }}
 with
 {%- if is_incremental() %}
 
@@ -58,7 +58,7 @@ final as (
         coalesce(answers.prompt_template_version, 'unrecorded') as prompt_template_version,
         coalesce(answers.response_parser_version, 'unrecorded') as response_parser_version,
         answers.parser_version as answer_parser_version,
-        string_agg(distinct answers.reported_model, ', ' order by answers.reported_model) as reported_models,
+        {{ sorted_distinct_string_agg('answers.reported_model', "', '") }} as reported_models,
         cast(count(*) as integer) as n_answers,
         cast(count(*) filter (where answers.parse_status = 'invalid') as integer) as n_invalid,
         cast(count(*) filter (where answers.parse_status = 'truncated') as integer) as n_truncated,

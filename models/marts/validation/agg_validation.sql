@@ -6,11 +6,11 @@ with agreement as (
 
 final as (
     select
-        cast(design_id as varchar) as design_id,
-        cast(cohort as varchar) as cohort,
-        cast(item as varchar) as item,
-        cast(judge_model as varchar) as judge_model,
-        cast(statistic as varchar) as statistic,
+        cast(design_id as string) as design_id,
+        cast(cohort as string) as cohort,
+        cast(item as string) as item,
+        cast(judge_model as string) as judge_model,
+        cast(statistic as string) as statistic,
         cast(estimate as double) as estimate,
         cast(ci_low as double) as ci_low,
         cast(ci_high as double) as ci_high,

@@ -13,12 +13,17 @@ designs as (
     select design_id, annotators from {{ source('raw', 'validation_designs') }}
 ),
 
-newest as (
-    select *
+ranked as (
+    select
+        *,
+        row_number() over (
+            partition by design_id, annotator, question_id order by load_id desc, line_number desc
+        ) as version_rank
     from annotations
-    qualify row_number() over (
-        partition by design_id, annotator, question_id order by load_id desc, line_number desc
-    ) = 1
+),
+
+newest as (
+    select * from ranked where version_rank = 1
 ),
 
 final as (
@@ -29,7 +34,7 @@ final as (
         newest.question_id,
         newest.annotator,
         -- the first two annotators assess half 1, the last two half 2; rater 1 is the first of a pair
-        case when list_position(cast(designs.annotators as varchar[]), newest.annotator) % 2 = 1 then 1 else 2 end
+        case when {{ json_list_position('designs.annotators', 'newest.annotator') }} % 2 = 1 then 1 else 2 end
             as rater,
         newest.reasonable,
         newest.agree_reference,

@@ -8,12 +8,17 @@ designs as (
     select design_id, annotators from {{ source('raw', 'validation_designs') }}
 ),
 
-newest as (
-    select *
+ranked as (
+    select
+        *,
+        row_number() over (
+            partition by design_id, annotator, response_id order by load_id desc, line_number desc
+        ) as version_rank
     from checks
-    qualify row_number() over (
-        partition by design_id, annotator, response_id order by load_id desc, line_number desc
-    ) = 1
+),
+
+newest as (
+    select * from ranked where version_rank = 1
 ),
 
 final as (
@@ -25,7 +30,7 @@ final as (
         newest.response_id,
         newest.judge_model,
         newest.annotator,
-        case when list_position(cast(designs.annotators as varchar[]), newest.annotator) % 2 = 1 then 1 else 2 end
+        case when {{ json_list_position('designs.annotators', 'newest.annotator') }} % 2 = 1 then 1 else 2 end
             as rater,
         newest.judge_accuracy_score,
         newest.judge_htr_score,

@@ -17,7 +17,7 @@ ranked as (
 ),
 
 final as (
-    select * exclude (version_rank)
+    select cohort, case_id, narrative_text, narrative_encoding, source_file, load_id, loaded_at
     from ranked
     where version_rank = 1
 )

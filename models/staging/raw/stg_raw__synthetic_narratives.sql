@@ -14,7 +14,7 @@ ranked as (
 ),
 
 final as (
-    select * exclude (version_rank)
+    select narrative_request_id, narrative_model, narrative_text, generated_at
     from ranked
     where version_rank = 1
 )

@@ -26,7 +26,8 @@
         {%- set all_newest = run_query(
             "select coalesce(bool_and(" ~ newest_by ~ " = (select max(" ~ newest_by ~ ") from " ~ model ~ ")), true) from " ~ model
         ).columns[0].values()[0] %}
-        {%- if all_newest and dense_within %}
+        {#- the bitmaps are DuckDB's (bitstring_agg); other engines group by the key #}
+        {%- if all_newest and dense_within and target.type == 'duckdb' %}
             {%- set bounds = run_query(
                 "select min(" ~ dense_within.position ~ "), max(" ~ dense_within.position ~ "), "
                 ~ "approx_count_distinct(" ~ dense_within.group ~ ") from " ~ model).rows[0] %}
