@@ -42,3 +42,51 @@
 ),
     {%- endfor %}
 {%- endmacro %}
+
+{# CTEs <prefix>_0 .. ending in <prefix>_multiplicities: the draws of the case-clustered bootstrap
+   for each population of POPULATIONS (a relation with the KEYS columns, its size in column
+   n_cases and its stream in stream_key, e.g. bootstrap_cohort_key of its name): one row per
+   population x replicate x drawn case index (0-based) with how often replicate r drew it (undrawn
+   cases have no row). The integers of ingest/stats/bootstrap.py `weights`: fct_bootstrap_samples
+   draws the metric bootstrap's cohorts with it, the validation table its strata. #}
+{% macro bootstrap_multiplicities(prefix, populations, keys) -%}
+{%- set carried = keys + ['n_cases'] %}
+{{ prefix }}_stream_0 as (
+    select {{ carried | join(', ') }}, ({{ var('bootstrap_seed') }} % {{ bootstrap_prime() }} + stream_key) % {{ bootstrap_prime() }} as h
+    from {{ populations }}
+),
+
+{{ bootstrap_mix_stages(prefix ~ '_stream', carried, 2) }}
+
+{{ prefix }}_replicate_0 as (
+    select
+        {%- for column in carried %}
+        streams.{{ column }},
+        {%- endfor %}
+        replicates.replicate,
+        (streams.h + replicates.replicate) % {{ bootstrap_prime() }} as h
+    from {{ prefix }}_stream_2 as streams
+    -- an integer from the start (not cast at the end), so a filter on replicate reaches the draws
+    cross join {{ range_relation(var('bootstrap_replicates'), 'replicate') }} as replicates
+),
+
+{{ bootstrap_mix_stages(prefix ~ '_replicate', carried + ['replicate'], 2) }}
+
+{{ prefix }}_draw_0 as (
+    select
+        {%- for column in carried + ['replicate'] %}
+        streams.{{ column }},
+        {%- endfor %}
+        (streams.h + draws.draw) % {{ bootstrap_prime() }} as h
+    from {{ prefix }}_replicate_2 as streams
+    {{ lateral_range('streams.n_cases', 'draw', 'draws') }}
+),
+
+{{ bootstrap_mix_stages(prefix ~ '_draw', carried + ['replicate'], 4) }}
+
+{{ prefix }}_multiplicities as (
+    select {{ keys | join(', ') }}, replicate, h % n_cases as case_index, count(*) as multiplicity
+    from {{ prefix }}_draw_4
+    group by {{ keys | join(', ') }}, replicate, h % n_cases
+)
+{%- endmacro %}

@@ -137,7 +137,8 @@ bias as (
     select
         replicates.cell_id,
         (count(*) filter (where replicates.replicate_estimate < cells.estimate)
-            + 0.5 * count(*) filter (where replicates.replicate_estimate = cells.estimate)) / count(*) as share_below
+            + cast(0.5 as double) * count(*) filter (where replicates.replicate_estimate = cells.estimate))
+            / count(*) as share_below
     from replicates
     inner join cells on cells.cell_id = replicates.cell_id
     group by replicates.cell_id, cells.estimate
@@ -161,7 +162,7 @@ acceleration as (
         cells.cell_id,
         coalesce(case when sum(deviations.deviation * deviations.deviation) > 0
             then sum(deviations.deviation * deviations.deviation * deviations.deviation)
-                / (6 * power(sum(deviations.deviation * deviations.deviation), 1.5)) end, 0.0) as acceleration
+                / (6 * power(sum(deviations.deviation * deviations.deviation), cast(1.5 as double))) end, cast(0 as double)) as acceleration
     from cells
     left join jackknife_deviations as deviations on deviations.cell_id = cells.cell_id
     group by cells.cell_id
@@ -229,7 +230,7 @@ final as (
         limits.quantile_high as ci_high,
         case_deviations.se_clustered,
         -- (z_0.975 + z_0.8) se: ingest/stats/bootstrap.py's constants
-        (1.959963984540054 + 0.8416212335729143) * case_deviations.se_clustered as mde_80,
+        (cast(1.959963984540054 as double) + cast(0.8416212335729143 as double)) * case_deviations.se_clustered as mde_80,
         cast(cells.n_questions as bigint) as n_questions,
         cast(cells.n_cases as bigint) as n_cases,
         cast(cells.n_valid as bigint) as n_valid,

@@ -14,18 +14,26 @@ Judge items (`judge_accuracy`, `judge_htr`, per judge model) compare an annotato
 free-response answer with the LLM judge's: agreement is the share of equal scores, kappa is over the
 scores 0, 0.5 and 1, and the design weights apply as above.
 
-Intervals resample the sampled cases with replacement within each cohort (B replicates from one
-seeded Generator; `all` resamples every cohort at once), percentile 2.5-97.5; a replicate whose
-statistic is undefined (no pair, one category) is left out, and an interval needs half of them.
+Intervals resample the sampled cases with replacement within each cohort (`all` resamples every
+cohort at once), percentile 2.5-97.5; a replicate whose statistic is undefined (no pair, one
+category) is left out, and an interval needs half of them. The draws (`draws`):
+
+- `numpy` (DuckDB's default): B replicates from one seeded numpy Generator per row of the table;
+- `warehouse`: the counter-based draws of ingest/stats/bootstrap.py (the metric bootstrap's), one
+  stream per row and cohort (stream_key), so SQL draws the same cases: the Spark target computes the
+  table in SQL from them (macros/validation_agreement_sql.sql) and gives the same intervals.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from ingest.stats import bootstrap
+
 ITEMS = {"reasonable": "reasonable", "reference": "agree_reference", "trap": "agree_trap"}
 JUDGE_ITEMS = {"judge_accuracy": "accuracy", "judge_htr": "htr"}
 STATISTICS = ("sample_agreement", "ipw_agreement", "inter_annotator_agreement", "cohens_kappa")
+DRAWS = ("numpy", "warehouse")
 COLUMNS = ["design_id", "cohort", "item", "judge_model", "statistic", "estimate", "ci_low", "ci_high", "n_questions",
            "n_cases", "n_assessments", "n_finite_replicates", "bootstrap_replicates"]
 
@@ -88,18 +96,27 @@ def _tables(cases: pd.DataFrame, annotations: pd.DataFrame, judged: pd.DataFrame
             yield item, judge_model, individual, pairs
 
 
+def stream_key(keys: list, stratum: str) -> str:
+    """The `warehouse` draws' stream of one cohort (stratum) of one row of the table (design, cohort or
+    `all`, item, judge model): the text the SQL twin hashes the same way."""
+    design_id, cohort, item, judge_model = keys
+    return "|".join([design_id, cohort, item, judge_model or "", stratum])
+
+
 def agreement_table(cases: pd.DataFrame, annotations: pd.DataFrame, judged: pd.DataFrame,
-                    replicates: int = 2000, seed: int = 2026) -> pd.DataFrame:
+                    replicates: int = 2000, seed: int = 2026, draws: str = "numpy") -> pd.DataFrame:
     """Table G.1 rows (COLUMNS) for every design, cohort and `all`, item (and judge model) and statistic:
     `cases` as stg_raw__validation_cases, `annotations` (with `rater`) as stg_raw__annotations,
     `judged` as stg_raw__judge_checks."""
+    if draws not in DRAWS:
+        raise ValueError(f"unknown validation_bootstrap_draws {draws!r}: use one of {', '.join(DRAWS)}")
     rows = []
     for item, judge_model, individual, pairs in _tables(cases, annotations, judged):
         for design_id in sorted(individual["design_id"].unique()):
             mine = individual[individual["design_id"] == design_id]
             for cohort in sorted(mine["cohort"].unique()) + ["all"]:
                 rows += _rows_for(_pick(individual, design_id, cohort), _pick(pairs, design_id, cohort),
-                                  [design_id, cohort, item, judge_model], replicates, seed)
+                                  [design_id, cohort, item, judge_model], replicates, seed, draws)
     table = pd.DataFrame(rows, columns=COLUMNS)
     numbers = ["estimate", "ci_low", "ci_high"]
     return table.astype({**{c: "float64" for c in numbers}, **{c: "int64" for c in COLUMNS[8:]},
@@ -111,25 +128,39 @@ def _pick(frame: pd.DataFrame, design_id: str, cohort: str) -> pd.DataFrame:
     return frame[chosen if cohort == "all" else chosen & (frame["cohort"] == cohort)]
 
 
-def _rows_for(individual: pd.DataFrame, pairs: pd.DataFrame, keys: list, replicates: int, seed: int) -> list[list]:
+def _replicate_counts(strata: dict[str, list[str]], keys: list, replicates: int, seed: int, draws: str):
+    """Per replicate, how often each case was drawn (a dict; undrawn cases absent)."""
+    if draws == "warehouse":
+        weights = {name: bootstrap.weights(seed, stream_key(keys, name), len(members), replicates)
+                   for name, members in strata.items()}
+        for b in range(replicates):
+            yield {member: int(w[b, i]) for name, w in weights.items()
+                   for i, member in enumerate(strata[name]) if w[b, i] > 0}
+        return
+    # one stream per row of the table, stable across runs (not Python's salted hash)
+    rng = np.random.default_rng([seed, *[sum(map(ord, str(k))) for k in keys]])
+    for _ in range(replicates):
+        counts: dict[str, int] = {}
+        for members in strata.values():
+            for index in rng.integers(0, len(members), len(members)):
+                counts[members[index]] = counts.get(members[index], 0) + 1
+        yield counts
+
+
+def _rows_for(individual: pd.DataFrame, pairs: pd.DataFrame, keys: list, replicates: int, seed: int,
+              draws: str = "numpy") -> list[list]:
     cases = sorted(individual["case_key"].unique())
     strata: dict[str, list[str]] = {}
     for key in cases:
         strata.setdefault(key.split("/", 1)[0], []).append(key)
     estimate = _estimates(individual, pairs, dict.fromkeys(cases, 1))
-    # one stream per row of the table, stable across runs (not Python's salted hash)
-    rng = np.random.default_rng([seed, *[sum(map(ord, str(k))) for k in keys]])
-    draws = {name: np.empty(replicates) for name in STATISTICS}
-    for b in range(replicates):
-        counts: dict[str, int] = {}
-        for members in strata.values():
-            for index in rng.integers(0, len(members), len(members)):
-                counts[members[index]] = counts.get(members[index], 0) + 1
+    values = {name: np.empty(replicates) for name in STATISTICS}
+    for b, counts in enumerate(_replicate_counts(strata, keys, replicates, seed, draws)):
         for name, value in _estimates(individual, pairs, counts).items():
-            draws[name][b] = value
+            values[name][b] = value
     out = []
     for name in STATISTICS:
-        finite = draws[name][np.isfinite(draws[name])]
+        finite = values[name][np.isfinite(values[name])]
         low, high = np.percentile(finite, [2.5, 97.5]) if replicates and len(finite) >= replicates / 2 else (None, None)
         value = estimate[name]
         out.append([*keys[:4], name, None if not np.isfinite(value) else value,

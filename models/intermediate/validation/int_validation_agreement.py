@@ -6,5 +6,8 @@ from ingest.stats.validation_agreement import agreement_table
 def model(dbt, session):
     dbt.config(materialized="table")
     annotations = dbt.ref("stg_raw__annotations").df()
+    # `auto`: numpy's streams here (the Spark twin can only draw the warehouse's)
+    draws = str(dbt.config.get("validation_bootstrap_draws"))
     return agreement_table(dbt.ref("stg_raw__validation_cases").df(), annotations, dbt.ref("stg_raw__judge_checks").df(),
-                           int(dbt.config.get("bootstrap_replicates")), int(dbt.config.get("bootstrap_seed")))
+                           int(dbt.config.get("bootstrap_replicates")), int(dbt.config.get("bootstrap_seed")),
+                           draws="numpy" if draws == "auto" else draws)
