@@ -367,7 +367,16 @@ def report(out: Path) -> None:
 @click.argument("dbt_args", nargs=-1, type=click.UNPROCESSED)
 def build(dbt_args: tuple[str, ...]) -> None:
     """Run `dbt build` on the warehouse: on what was loaded since the last build, or on everything (the
-    first build, a changed project, `--all`); other arguments go to dbt."""
+    first build, a changed project, `--all`); other arguments go to dbt. `--target spark` exports the new
+    raw loads to the landing zone and builds the clinical marts on Spark (docs/spark.md)."""
+    from ingest.spark_build import build_on_spark, wants_spark
+
+    if wants_spark(list(dbt_args)):
+        try:
+            ok = build_on_spark(list(dbt_args))
+        except RuntimeError as error:
+            raise click.ClickException(str(error)) from None
+        sys.exit(0 if ok else 1)
     from ingest.build import build as run_build
 
     sys.exit(0 if run_build(extra=list(dbt_args)) else 1)

@@ -231,3 +231,16 @@
 {%- endmacro %}
 {% macro duckdb__quantile_linear(column, p) -%} quantile_cont({{ column }}, {{ p }}) {%- endmacro %}
 {% macro spark__quantile_linear(column, p) -%} percentile({{ column }}, {{ p }}) {%- endmacro %}
+
+{# The config of an incremental fact. DuckDB replaces the rows of the keys it recomputes
+   (delete+insert on UNIQUE_KEY). Spark (Parquet, no Delta or Iceberg jars) partitions the table by
+   model and overwrites the partitions of the models it recomputes (insert_overwrite with dynamic
+   partition overwrite): a model's `is_incremental()` branch selects every row of those models. #}
+{% macro fact_config(unique_key) -%}
+    {%- if target.type == 'spark' -%}
+        {{ return({'materialized': 'incremental', 'incremental_strategy': 'insert_overwrite', 'partition_by': ['model'],
+                   'on_schema_change': 'fail'}) }}
+    {%- endif -%}
+    {{ return({'materialized': 'incremental', 'unique_key': unique_key, 'incremental_strategy': 'delete+insert',
+               'on_schema_change': 'fail'}) }}
+{%- endmacro %}

@@ -17,7 +17,9 @@
      replicate has a spread.
 
    LEAF names the finest grouping, with the extra grain columns SLICES; ROLLUPS ({name: columns})
-   are coarser groupings of the same cells (the columns they leave out are NULL there). #}
+   are coarser groupings of the same cells (the columns they leave out are NULL there).
+   Incremental (macro fact_config): the models whose case sums were summed since their estimates, or
+   every model when the bootstrap settings changed, are estimated again (the table's partitions). #}
 {% macro metric_estimates_sql(leaf, slices, rollups={}) %}
 {%- set cell = ['model', 'condition', 'prompt_variant', 'metric', 'visibility'] %}
 {%- set labels = ['cohort'] + cell + slices %}
@@ -29,7 +31,29 @@
 {%- if method not in ['percentile', 'bca', 'studentized'] %}
     {{ exceptions.raise_compiler_error("unknown ci_method '" ~ method ~ "': use one of percentile, bca, studentized") }}
 {%- endif %}
-with case_values as (
+with
+{%- if is_incremental() %}
+stored as (
+    select model, max(scored_through) as scored_through from {{ this }} group by model
+),
+
+touched_models as (
+    select sums.model
+    from {{ ref('int_metric_case_sums') }} as sums
+    left join stored on stored.model = sums.model
+    group by sums.model
+    having max(sums.scored_through) > coalesce(max(stored.scored_through), cast('1970-01-01' as timestamp))
+    union
+    select distinct model from {{ ref('int_metric_cells') }}
+    where exists (
+        select 1 from {{ this }}
+        where bootstrap_replicates <> {{ var('bootstrap_replicates') }} or bootstrap_seed <> {{ var('bootstrap_seed') }}
+            or ci_method <> '{{ method }}'
+    )
+),
+{%- endif %}
+
+case_values as (
     -- per grouping, cell and case: the sum of the values, the questions and the valid ones
     {%- for name, columns in groupings %}
     select
@@ -44,6 +68,9 @@ with case_values as (
         max(sums.scored_through) as scored_through
     from {{ ref('int_metric_case_sums') }} as sums
     inner join {{ ref('int_metric_cells') }} as cells on cells.cell_key = sums.cell_key
+    {%- if is_incremental() %}
+    where cells.model in (select model from touched_models)
+    {%- endif %}
     group by {% for column in columns %}cells.{{ column }}, {% endfor %}sums.case_index
     {{- '\n    union all' if not loop.last }}
     {%- endfor %}

@@ -10,7 +10,7 @@
    at least half of them are. #}
 {% macro validation_agreement_sql() %}
 {%- set statistics = ['sample_agreement', 'ipw_agreement', 'inter_annotator_agreement', 'cohens_kappa'] %}
-{%- set row_key = ['design_id', 'row_cohort', 'item', 'judge_model'] %}
+{%- set row_key = ['row_id'] %}
 {%- set replicates = var('bootstrap_replicates') | int %}
 {%- if var('validation_bootstrap_draws') not in ['auto', 'warehouse'] %}
     {{ exceptions.raise_compiler_error("validation_bootstrap_draws '" ~ var('validation_bootstrap_draws')
@@ -63,7 +63,7 @@ assessment_sums as (
         sum(weights.multiplicity * rows_assessed.weight) as weighted
     from rows_assessed
     inner join weights
-        on {% for column in row_key %}weights.{{ column }} is not distinct from rows_assessed.{{ column }} and {% endfor %}weights.cohort = rows_assessed.cohort
+        on weights.row_id = rows_assessed.row_id and weights.cohort = rows_assessed.cohort
         and weights.case_id = rows_assessed.case_id
     group by {% for column in row_key %}weights.{{ column }}, {% endfor %}weights.replicate
 ),
@@ -76,14 +76,14 @@ pair_categories as (
         sum(weights.multiplicity * case when pairs.second_category = categories.category then 1 else 0 end) as second_count
     from pairs
     inner join weights
-        on {% for column in row_key %}weights.{{ column }} is not distinct from pairs.{{ column }} and {% endfor %}weights.cohort = pairs.cohort
+        on weights.row_id = pairs.row_id and weights.cohort = pairs.cohort
         and weights.case_id = pairs.case_id
     inner join (
         select distinct {{ row_key | join(', ') }}, first_category as category from pairs
         union
         select distinct {{ row_key | join(', ') }}, second_category from pairs
     ) as categories
-        on {% for column in row_key %}categories.{{ column }} is not distinct from pairs.{{ column }}{{ ' and ' if not loop.last }}{% endfor %}
+        on categories.row_id = pairs.row_id
     group by {% for column in row_key %}weights.{{ column }}, {% endfor %}weights.replicate, categories.category
 ),
 
@@ -94,7 +94,7 @@ pair_sums as (
         cast(sum(weights.multiplicity * case when pairs.first_category = pairs.second_category then 1 else 0 end) as double) as alike
     from pairs
     inner join weights
-        on {% for column in row_key %}weights.{{ column }} is not distinct from pairs.{{ column }} and {% endfor %}weights.cohort = pairs.cohort
+        on weights.row_id = pairs.row_id and weights.cohort = pairs.cohort
         and weights.case_id = pairs.case_id
     group by {% for column in row_key %}weights.{{ column }}, {% endfor %}weights.replicate
 ),
@@ -105,7 +105,7 @@ expected as (
         sum((categories.first_count / sums.paired) * (categories.second_count / sums.paired)) as expected_agreement
     from pair_sums as sums
     inner join pair_categories as categories
-        on {% for column in row_key %}categories.{{ column }} is not distinct from sums.{{ column }} and {% endfor %}categories.replicate = sums.replicate
+        on categories.row_id = sums.row_id and categories.replicate = sums.replicate
     group by sums.{{ row_key | join(', sums.') }}, sums.replicate
 ),
 
@@ -124,16 +124,20 @@ replicate_values as (
         (sums.alike / sums.paired - expected.expected_agreement) / (1 - expected.expected_agreement)
     from pair_sums as sums
     inner join expected
-        on {% for column in row_key %}expected.{{ column }} is not distinct from sums.{{ column }} and {% endfor %}expected.replicate = sums.replicate
+        on expected.row_id = sums.row_id and expected.replicate = sums.replicate
     where sums.paired > 0 and expected.expected_agreement < 1
 ),
 
 table_rows as (
     -- every row x statistic, with its counts
     select
-        {{ row_key | join(', ') }},
+        row_id,
+        any_value(design_id) as design_id,
+        any_value(row_cohort) as row_cohort,
+        any_value(item) as item,
+        any_value(judge_model) as judge_model,
         statistics.statistic,
-        {{ hash64(['design_id', 'row_cohort', 'item', "coalesce(judge_model, '')", 'statistics.statistic']) }} as cell_id,
+        {{ hash64(['row_id', 'statistics.statistic']) }} as cell_id,
         count(distinct question_id) as n_questions,
         count(distinct cohort || '/' || case_id) as n_cases,
         count(*) as n_assessments
@@ -150,7 +154,7 @@ replicates as (
     select table_rows.cell_id, replicate_values.value
     from replicate_values
     inner join table_rows
-        on {% for column in row_key %}table_rows.{{ column }} is not distinct from replicate_values.{{ column }} and {% endfor %}table_rows.statistic = replicate_values.statistic
+        on table_rows.row_id = replicate_values.row_id and table_rows.statistic = replicate_values.statistic
     where replicate_values.replicate >= 0
 ),
 
@@ -183,7 +187,7 @@ final as (
         cast({{ replicates }} as bigint) as bootstrap_replicates
     from table_rows
     left join replicate_values as estimates
-        on {% for column in row_key %}estimates.{{ column }} is not distinct from table_rows.{{ column }} and {% endfor %}estimates.statistic = table_rows.statistic
+        on estimates.row_id = table_rows.row_id and estimates.statistic = table_rows.statistic
         and estimates.replicate = -1
     left join limits on limits.cell_id = table_rows.cell_id
     left join finite on finite.cell_id = table_rows.cell_id
@@ -197,7 +201,7 @@ select * from final
     case's index in its cohort and the cohort's size. Its own table: the draws' mixing rounds, read
     by each statistic, made a plan too large for Spark's optimizer. -#}
 {% macro validation_bootstrap_draws_sql() %}
-{%- set row_key = ['design_id', 'row_cohort', 'item', 'judge_model'] %}
+{%- set row_key = ['row_id'] %}
 with assessments as (
     select * from {{ ref('int_validation_assessments') }}
 ),
@@ -214,11 +218,14 @@ strata as (
 ),
 
 populations as (
+    -- a stream per row and cohort (validation_agreement.stream_key)
     select distinct
-        {{ row_key | join(', ') }}, cohort, n_cases,
-        {{ bootstrap_cohort_key("design_id || '|' || row_cohort || '|' || item || '|' || coalesce(judge_model, '') || '|' || cohort") }}
+        strata.row_id, strata.cohort, strata.n_cases,
+        {{ bootstrap_cohort_key("labels.design_id || '|' || labels.row_cohort || '|' || labels.item || '|' || coalesce(labels.judge_model, '') || '|' || strata.cohort") }}
             as stream_key
     from strata
+    inner join (select distinct row_id, design_id, row_cohort, item, judge_model from assessments) as labels
+        on labels.row_id = strata.row_id
 ),
 
 {{ bootstrap_multiplicities('validation', 'populations', row_key + ['cohort']) }},
@@ -229,7 +236,7 @@ final as (
         draws.replicate, cast(draws.multiplicity as integer) as multiplicity
     from strata
     inner join validation_multiplicities as draws
-        on {% for column in row_key %}draws.{{ column }} is not distinct from strata.{{ column }} and {% endfor %}draws.cohort = strata.cohort
+        on draws.row_id = strata.row_id and draws.cohort = strata.cohort
         and draws.case_index = strata.case_index
 )
 
@@ -275,11 +282,16 @@ assessments as (
     {%- endfor %}
 ),
 
-final as (
+rows_assessed as (
     -- every assessment counts in its cohort's row and in the row `all` of its design and item
     select *, cohort as row_cohort from assessments
     union all
     select *, 'all' as row_cohort from assessments
+),
+
+final as (
+    select *, {{ hash64(['design_id', 'row_cohort', 'item', "coalesce(judge_model, '')"]) }} as row_id
+    from rows_assessed
 )
 
 select * from final

@@ -11,8 +11,11 @@
 -- Incremental: a build recomputes the rows of the answer cells (model x condition x
 -- prompt_variant x visibility; 'paired' for pairs) with an answer or pair scored since the newest
 -- one it summed (scored_through), and every row when the cases' numbering or DuckDB's hash changed
--- (keyed_by). `hindsight build --full-refresh` rebuilds it from scratch.
-{{ config(materialized=('table' if target.type == 'spark' else 'incremental'), unique_key='answer_cell_key', incremental_strategy='delete+insert', on_schema_change='fail') }}
+-- (keyed_by). `hindsight build --full-refresh` rebuilds it from scratch. On Spark the rows of the
+-- models with such an answer or pair are recomputed (the table's partitions, by model).
+{{ config(**fact_config('answer_cell_key')) }}
+{#- Spark partitions the table by model (macro fact_config): the rows carry it there #}
+{%- set partition = ['model'] if target.type == 'spark' else [] %}
 with keying as (
     -- what the keys mean: the case numbering and the hash they were computed under
     select md5(version() || {{ ordered_string_agg("cohort || '|' || case_id || '|' || case_index", "','", 'cohort, case_index') }})
@@ -41,11 +44,13 @@ questions as (
     100x the paper's cases) #}
 {%- set sources = {
     'answers': {
+        'relation': ref('int_answers_scored'), 'where': 'is_latest_in_cell',
         'rows': 'from ' ~ ref('int_answers_scored') ~ ' where is_latest_in_cell',
         'cell': metric_answer_cell_key('model', 'condition', 'prompt_variant', 'visibility'),
         'is_valid': "parse_status not in ('invalid', 'truncated')",
         'metrics': ['acc', 'htr']},
     'pairs': {
+        'relation': ref('int_answer_pairs'), 'where': 'true',
         'rows': 'from ' ~ ref('int_answer_pairs') ~ ' where true',
         'cell': metric_answer_cell_key('model', 'condition', 'prompt_variant', "'paired'"),
         'is_valid': 'both_valid',
@@ -56,7 +61,28 @@ sampling as (
     {{ answers_have_samples() }}
 ),
 
-{%- if is_incremental() %}
+{%- if is_incremental() and target.type == 'spark' %}
+
+stored as (
+    select model, max(scored_through) as scored_through, bool_or(keyed_by <> (select keyed_by from keying)) as rekeyed
+    from {{ this }}
+    group by model
+),
+
+touched_models as (
+    {%- for source in sources.values() %}
+    select scored.model
+    from {{ source.relation }} as scored
+    left join stored on stored.model = scored.model
+    where {{ 'scored.' if source.where != 'true' }}{{ source.where }}
+    group by scored.model
+    having max(scored.scored_at) > coalesce(max(stored.scored_through), cast('1970-01-01' as timestamp))
+        or coalesce(bool_or(stored.rekeyed), false)
+    {{- '
+    union' if not loop.last }}
+    {%- endfor %}
+),
+{%- elif is_incremental() %}
 
 stored as (
     select
@@ -74,7 +100,11 @@ touched as (
 ),
 {%- endif %}
 {%- for name, source in sources.items() %}
+{%- if is_incremental() and target.type == 'spark' %}
+{%- set rows = source.rows ~ ' and model in (select model from touched_models)' %}
+{%- else %}
 {%- set rows = source.rows ~ (' and ' ~ source.cell ~ ' in (select answer_cell_key from touched)' if is_incremental() else '') %}
+{%- endif %}
 
 {{ name }} as {{ cte_materialized(is_incremental()) }} (
     -- a question's value: the mean over its samples, valid when every sample is; with one sample
@@ -84,17 +114,23 @@ touched as (
     select
         question_id,
         {{ source.cell }} as answer_cell_key,
+        {%- for column in partition %}
+        {{ column }},
+        {%- endfor %}
         {%- for metric in source.metrics %}
         avg({{ metric }}) as {{ metric }},
         {%- endfor %}
         bool_and({{ source.is_valid }}) as is_valid,
         max(scored_at) as scored_through
     {{ rows }} and (select has_samples from sampling)
-    group by question_id, answer_cell_key
+    group by question_id, answer_cell_key{% for column in partition %}, {{ column }}{% endfor %}
     union all
     select
         question_id,
         {{ source.cell }} as answer_cell_key,
+        {%- for column in partition %}
+        {{ column }},
+        {%- endfor %}
         {%- for metric in source.metrics %}
         {{ metric }},
         {%- endfor %}
@@ -109,13 +145,16 @@ touched as (
     -- A question alone in its slice of its case is that case's sum as it stands: only questions that
     -- share a slice are grouped (at 100x the paper's cases a case's ten questions fall in nine
     -- slices, and grouping every row into nearly as many groups was most of this model's time)
-    select answer_cell_key, slice_key, case_index, {{ unnest_struct_array('sums') }}
+    select answer_cell_key, slice_key, case_index, {% for column in partition %}{{ column }}, {% endfor %}{{ unnest_struct_array('sums') }}
     from (
         {%- for alone in [true, false] %}
         select
             {{ name }}.answer_cell_key,
             questions.slice_key,
             questions.case_index,
+            {%- for column in partition %}
+            {{ name }}.{{ column }},
+            {%- endfor %}
             {{ array_of(metric_case_sums(name, source.metrics, source.is_valid, alone)) }} as sums
         from {{ name }}
         inner join questions on questions.question_id = {{ name }}.question_id
@@ -137,6 +176,9 @@ final as (
         cast(n_valid as integer) as n_valid,
         scored_through,
         (select keyed_by from keying) as keyed_by
+        {%- for column in partition %},
+        {{ column }}
+        {%- endfor %}
     from (select * from answers_case_sums union all select * from pairs_case_sums)
     where n_questions > 0
 )

@@ -15,10 +15,9 @@
 -- model's time.
 --
 -- Incremental: only pairs with an answer scored since the last build, or whose paired judgment
--- changed, are rewritten. A reload of TTS (identical_contexts) needs `hindsight build
+-- changed, are rewritten (on Spark: every pair of the models that have one, the table's partitions). A reload of TTS (identical_contexts) needs `hindsight build
 -- --full-refresh`.
-{{ config(materialized=('table' if target.type == 'spark' else 'incremental'), unique_key=['question_id', 'model', 'condition', 'prompt_variant', 'sample_index'],
-          incremental_strategy='delete+insert', on_schema_change='fail') }}
+{{ config(**fact_config(['question_id', 'model', 'condition', 'prompt_variant', 'sample_index'])) }}
 with paired_judgments as (
     -- the newest judgment of each pair of answers: a judgment names its answers by response id
     -- (unique among the raw answers, tested there), the pairs by their raw rows' response_key
@@ -36,7 +35,27 @@ with paired_judgments as (
     qualify judge_rank = 1
 ),
 
-{%- if is_incremental() %}
+{%- if is_incremental() and target.type == 'spark' %}
+stored as (
+    select model, max(scored_at) as scored_at from {{ this }} group by model
+),
+
+touched_models as (
+    select answers.model
+    from {{ ref('int_answers_scored') }} as answers
+    left join stored on stored.model = answers.model
+    where answers.is_latest_in_cell and answers.condition <> '0'
+    group by answers.model
+    having max(answers.scored_at) > coalesce(max(stored.scored_at), cast('1970-01-01' as timestamp))
+    union
+    select pairs.model
+    from {{ this }} as pairs
+    inner join paired_judgments
+        on paired_judgments.full_response_key = pairs.full_response_key
+        and paired_judgments.masked_response_key = pairs.masked_response_key
+    where pairs.paired_judgment_id is distinct from paired_judgments.judgment_id
+),
+{%- elif is_incremental() %}
 touched as (
     -- the (narrow) keys of pairs with an answer scored since the last build
     select question_id, model, condition, prompt_variant, sample_index
@@ -58,10 +77,13 @@ touched as (
     -- each side read once on its own, so no shared CTE of every newest answer is materialised; from
     -- the narrow scored table (fct_answers would join every answer's provenance)
     select * from {{ ref('int_answers_scored') }}
-    {%- if is_incremental() %}
+    {%- if is_incremental() and target.type != 'spark' %}
     semi join touched using (question_id, model, condition, prompt_variant, sample_index)
     {%- endif %}
     where is_latest_in_cell and condition <> '0' and visibility = '{{ visibility }}'
+    {%- if is_incremental() and target.type == 'spark' %}
+        and model in (select model from touched_models)
+    {%- endif %}
 ),
 {%- endfor %}
 

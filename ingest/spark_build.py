@@ -1,0 +1,84 @@
+"""`hindsight build --target spark`: the clinical marts on Apache Spark (docs/spark.md).
+
+DuckDB stays where data is collected: the loaders and runners write its raw tables. A Spark build
+first exports what is new of them to the Parquet landing zone (`hindsight export raw`: a load
+written once is not written again), then runs `dbt build` with the Spark target over it. The
+target is `spark_connect` when HINDSIGHT_SPARK_REMOTE names a Spark Connect server (sc://host:port),
+else `spark`: an in-process session on local[2] or on the standalone master HINDSIGHT_SPARK_MASTER.
+Each Spark build runs the whole project; its incremental models decide what to recompute (an
+appended model rewrites only its partitions).
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from ingest.db import PROJECT_DIR, connect, warehouse_path
+from ingest.errors import InputError
+from ingest.publish.landing import default_landing, export_raw
+
+TARGET_FLAGS = ("--target", "-t")
+
+
+def wants_spark(args: list[str]) -> bool:
+    """Whether dbt arguments ARGS name the Spark target (`--target spark`, `-t spark`, `--target=spark`)."""
+    for at, arg in enumerate(args):
+        name, _, value = arg.partition("=")
+        if name in TARGET_FLAGS and (value or (args[at + 1] if at + 1 < len(args) else "")) == "spark":
+            return True
+    return False
+
+
+def _without_target(args: list[str]) -> list[str]:
+    kept, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in TARGET_FLAGS:
+            skip = True
+        elif arg.split("=", 1)[0] not in TARGET_FLAGS and arg != "--all":
+            kept.append(arg)
+    return kept
+
+
+def spark_target() -> str:
+    return "spark_connect" if os.environ.get("HINDSIGHT_SPARK_REMOTE") else "spark"
+
+
+def check_installed() -> None:
+    missing = [name for name, module in (("pyspark", "pyspark"), ("dbt-spark", "dbt.adapters.spark"))
+               if importlib.util.find_spec(module.split(".")[0]) is None
+               or (module != "pyspark" and importlib.util.find_spec(module) is None)]
+    if missing:
+        raise RuntimeError(f"the Spark target needs {' and '.join(missing)}: pip install -e '.[spark]' (docs/spark.md)")
+    if not os.environ.get("HINDSIGHT_SPARK_REMOTE") and not (shutil.which("java") or os.environ.get("JAVA_HOME")):
+        raise RuntimeError("an in-process Spark session needs Java 17 (apt-get install openjdk-17-jre-headless), "
+                           "or name a Spark Connect server with HINDSIGHT_SPARK_REMOTE=sc://host:port")
+
+
+def build_on_spark(args: list[str], db: Path | None = None, landing: Path | None = None) -> bool:
+    """Export the raw tables' new loads to the landing zone, then `dbt build` on Spark; True when it passed."""
+    check_installed()
+    db = db or warehouse_path()
+    landing = landing or default_landing(db)
+    with connect(db) as con:            # creates the raw tables, empty, so every source lands
+        written = export_raw(con, landing)
+    print(f"hindsight: landing zone {landing}: {written.partitions} load partitions and {written.snapshots} "
+          f"snapshots written, {written.unchanged} already there", file=sys.stderr)
+    if not written.out.is_dir():
+        raise InputError(landing, "was not written", "check that the folder is writable")
+    target = spark_target()
+    env = dict(os.environ, HINDSIGHT_DB=str(db), HINDSIGHT_LANDING=str(landing), DO_NOT_TRACK="1",
+               DBT_SEND_ANONYMOUS_USAGE_STATS="false",
+               # Spark's compiled SQL and run results beside DuckDB's, not over them (partial parse states differ)
+               DBT_TARGET_PATH=os.environ.get("DBT_TARGET_PATH", str(PROJECT_DIR / "target" / "spark")))
+    dbt = Path(sys.executable).parent / "dbt"
+    command = [str(dbt) if dbt.exists() else "dbt", "build", "--project-dir", str(PROJECT_DIR), "--profiles-dir",
+               str(PROJECT_DIR), "--target", target, *_without_target(args)]
+    print(f"hindsight: building the clinical marts on Spark (target {target}; HindsightBench stays on DuckDB)",
+          file=sys.stderr)
+    return subprocess.run(command, env=env, cwd=PROJECT_DIR).returncode == 0
