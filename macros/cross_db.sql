@@ -210,8 +210,8 @@
 {% macro int_div(dividend, divisor) -%}
     {{ return(adapter.dispatch('int_div')(dividend, divisor)) }}
 {%- endmacro %}
-{% macro duckdb__int_div(dividend, divisor) -%} ({{ dividend }} // {{ divisor }}) {%- endmacro %}
-{% macro spark__int_div(dividend, divisor) -%} ({{ dividend }} div {{ divisor }}) {%- endmacro %}
+{% macro duckdb__int_div(dividend, divisor) -%} (({{ dividend }}) // ({{ divisor }})) {%- endmacro %}
+{% macro spark__int_div(dividend, divisor) -%} (({{ dividend }}) div ({{ divisor }})) {%- endmacro %}
 
 {# The keys of a JSON object's text, sorted and joined by commas. #}
 {% macro json_sorted_keys(document) -%}

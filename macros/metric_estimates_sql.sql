@@ -17,10 +17,12 @@
      replicate has a spread.
 
    LEAF names the finest grouping, with the extra grain columns SLICES; ROLLUPS ({name: columns})
-   are coarser groupings of the same cells (the columns they leave out are NULL there).
+   are coarser groupings of the same cells (the columns they leave out are NULL there). MAX_CASES
+   keeps the cohorts of at most that many cases (the cross-check on DuckDB, where the case sums of a
+   large cohort times every replicate would be a long join).
    Incremental (macro fact_config): the models whose case sums were summed since their estimates, or
    every model when the bootstrap settings changed, are estimated again (the table's partitions). #}
-{% macro metric_estimates_sql(leaf, slices, rollups={}) %}
+{% macro metric_estimates_sql(leaf, slices, rollups={}, max_cases=none) %}
 {%- set cell = ['model', 'condition', 'prompt_variant', 'metric', 'visibility'] %}
 {%- set labels = ['cohort'] + cell + slices %}
 {%- set groupings = [(leaf, labels)] %}
@@ -68,8 +70,12 @@ case_values as (
         max(sums.scored_through) as scored_through
     from {{ ref('int_metric_case_sums') }} as sums
     inner join {{ ref('int_metric_cells') }} as cells on cells.cell_key = sums.cell_key
+    where true
     {%- if is_incremental() %}
-    where cells.model in (select model from touched_models)
+        and cells.model in (select model from touched_models)
+    {%- endif %}
+    {%- if max_cases is not none %}
+        and cells.cohort in (select cohort from {{ ref('int_bootstrap_cases') }} group by cohort having max(n_cases) <= {{ max_cases }})
     {%- endif %}
     group by {% for column in columns %}cells.{{ column }}, {% endfor %}sums.case_index
     {{- '\n    union all' if not loop.last }}
@@ -114,6 +120,7 @@ draws as (
     from {{ ref('fct_bootstrap_samples') }} as samples
     inner join {{ ref('int_bootstrap_cases') }} as cases
         on cases.cohort = samples.cohort and cases.case_id = samples.case_id
+    where samples.cohort in (select distinct cohort from case_values)
 ),
 
 replicate_sums as (
@@ -163,8 +170,10 @@ levels as (
 bias as (
     select
         replicates.cell_id,
-        (count(*) filter (where replicates.replicate_estimate < cells.estimate)
-            + cast(0.5 as double) * count(*) filter (where replicates.replicate_estimate = cells.estimate))
+        -- a replicate within 1e-12 of the estimate is a tie (ingest/stats/intervals.py TIE)
+        (count(*) filter (where replicates.replicate_estimate < cells.estimate
+                                 and abs(replicates.replicate_estimate - cells.estimate) > 1e-12)
+            + cast(0.5 as double) * count(*) filter (where abs(replicates.replicate_estimate - cells.estimate) <= 1e-12))
             / count(*) as share_below
     from replicates
     inner join cells on cells.cell_id = replicates.cell_id
@@ -217,7 +226,7 @@ levels as (
 {%- else %}
 
 pivots as (
-    select replicates.cell_id, (replicates.replicate_estimate - cells.estimate) / sqrt(replicates.replicate_variance) as pivot
+    select replicates.cell_id, (replicates.replicate_estimate - cells.estimate) / sqrt(replicates.replicate_variance) as pivot_value
     from replicates
     inner join cells on cells.cell_id = replicates.cell_id
     where replicates.replicate_variance > 0
@@ -226,7 +235,7 @@ pivots as (
 levels as (
     select cell_id, cast(0.025 as double) as level_low, cast(0.975 as double) as level_high from cells
 ),
-{{ interpolated_quantiles('pivots', 'pivot', 'levels', 'pivot_limits') }},
+{{ interpolated_quantiles('pivots', 'pivot_value', 'levels', 'pivot_limits') }},
 {{ interpolated_quantiles('replicates', 'replicate_estimate', 'levels', 'percentile_limits') }},
 
 limits as (

@@ -5,7 +5,8 @@
    in Horner form (within 1e-15 of math.erf for |x| <= 6; beyond, the cdf is 0 or 1 in doubles).
    Pure arithmetic: the same on every engine. P and X are column names or parenthesised expressions. #}
 
-{% macro normal_quantile(p) -%}
+{% macro normal_quantile(probability) -%}
+    {%- set p = 'cast(' ~ probability ~ ' as double)' %}
     {%- set q = '(' ~ p ~ ' - 0.5)' %}
     {%- set r = '(0.180625 - ' ~ q ~ ' * ' ~ q ~ ')' %}
     {%- set tail = '(case when ' ~ q ~ ' <= 0 then ' ~ p ~ ' else 1.0 - ' ~ p ~ ' end)' %}
@@ -24,7 +25,7 @@
 {%- endmacro %}
 
 {% macro normal_cdf(x) -%}
-    {%- set u = '(' ~ x ~ ' / sqrt(2.0))' %}
+    {%- set u = '(cast(' ~ x ~ ' as double) / sqrt(2.0))' %}
     {%- set y = '(2.0 * ' ~ u ~ ' * ' ~ u ~ ')' %}
     {%- set series = namespace(text='1.0') %}
     {%- for n in range(100, 0, -1) %}

@@ -6,7 +6,7 @@ multiplicity w[r, c]), so switching methods never redraws:
 - `percentile` (the paper's): the 2.5th and 97.5th percentiles of the
   replicate estimates.
 - `bca`: bias-corrected and accelerated (Efron 1987). Bias z0 from the share
-  of replicates below the estimate, acceleration from the jackknife over
+  of replicates below the estimate (ties within 1e-12 count half), acceleration from the jackknife over
   cases (leave one case out: (S - S_c) / (N - N_c)), then percentiles at the
   adjusted levels.
 - `studentized`: the bootstrap-t over cases. Each replicate's estimate is
@@ -32,6 +32,7 @@ ndtri = np.vectorize(_NORMAL.inv_cdf, otypes=[float])
 METHODS = ("percentile", "bca", "studentized")
 READS_CASE_SUMS = ("bca", "studentized")       # the others read the replicates only
 ALPHA = 0.025
+TIE = 1e-12          # |replicate - estimate| at most this is a tie in BCa's bias (metrics lie in [-1, 1])
 
 
 def quantiles(values: np.ndarray, levels: np.ndarray) -> np.ndarray:
@@ -58,7 +59,10 @@ def bca(estimate: np.ndarray, replicate_estimates: np.ndarray, sums: np.ndarray,
         ) -> tuple[np.ndarray, np.ndarray]:
     """BCa limits; acceleration from the jackknife over the cases that have a question in the cell."""
     finite = np.isfinite(replicate_estimates)
-    below = ((replicate_estimates < estimate) & finite).sum(axis=0) + 0.5 * ((replicate_estimates == estimate) & finite).sum(axis=0)
+    # a replicate within TIE of the estimate is a tie: the same value summed in another order (another
+    # engine, another BLAS) differs in its last bits, and discrete metrics tie often
+    tie = np.abs(replicate_estimates - estimate) <= TIE
+    below = ((replicate_estimates < estimate) & ~tie & finite).sum(axis=0) + 0.5 * (tie & finite).sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         share = below / finite.sum(axis=0)
         z0 = ndtri(np.clip(share, 1e-6, 1 - 1e-6))

@@ -106,6 +106,19 @@ def require_shared(*parts: str) -> Path:
     return path
 
 
+def require_spark() -> None:
+    """Skip (fail where HINDSIGHT_REQUIRE_SPARK=1, as in .ci/run) unless the spark extra and Java are here."""
+    import importlib.util
+    import shutil
+    missing = [m for m in ("pyspark", "dbt.adapters.spark")
+               if importlib.util.find_spec(m.split(".")[0]) is None or importlib.util.find_spec(m) is None]
+    if missing or not shutil.which("java"):
+        reason = f"Spark is not installed here ({', '.join(missing) or 'no java'}): pip install -e '.[spark]' and Java 17"
+        if os.environ.get("HINDSIGHT_REQUIRE_SPARK") == "1":
+            pytest.fail(reason + " (HINDSIGHT_REQUIRE_SPARK=1: CI runs the Spark tests)")
+        pytest.skip(reason)
+
+
 def dbt_results(db: Path) -> list[dict]:
     """Statuses of the nodes of the last dbt invocation on warehouse `db`."""
     return json.loads((dbt_target(db) / "run_results.json").read_text())["results"]

@@ -1,8 +1,9 @@
-"""The cross-engine macros (macros/bootstrap.sql, macros/tts_json.sql) give the same values on DuckDB
-and on Apache Spark, for values whose engine defaults differ: dbt-spark runs with ANSI mode off, so a
-wrong regex, cast or JSON call gives NULL or another text there, not an error. Each macro is
-compiled by dbt for each target (`dbt compile --inline`, so dispatch picks the engine's version) and
-the compiled SQL runs on DuckDB and on a local Spark session.
+"""The cross-engine macros (macros/cross_db.sql, bootstrap.sql, tts_json.sql, normal_distribution.sql,
+spark_literals.sql) give the same values on DuckDB and on Apache Spark, for values whose engine
+defaults differ: dbt-spark runs with ANSI mode off, so a wrong regex, cast or JSON call gives NULL or
+another text there, not an error. Each macro is compiled by dbt for each target (`dbt compile
+--inline`, so dispatch picks the engine's version) and the compiled SQL runs on DuckDB and on a
+local Spark session with the project's SQL settings (ingest/spark_server.py SQL_SETTINGS).
 
 Needs the `spark` extra and Java 17; skipped without them, except where HINDSIGHT_REQUIRE_SPARK=1
 (.ci/run) turns the skip into a failure."""
@@ -18,7 +19,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from conftest import PROJECT, cli_env, new_warehouse
+from conftest import PROJECT, cli_env, new_warehouse, require_spark
 
 pytestmark = pytest.mark.slow
 
@@ -56,16 +57,18 @@ group by v.grp
 
 
 def _literal(value, engine: str) -> str:
-    """A value as a SQL literal each engine reads as the same value (Spark's strings take backslash escapes)."""
+    """A value as a SQL literal each engine reads as the same value: on Spark (escapedStringLiterals, as
+    the project runs it) a literal is its text, an apostrophe or backslash spelled with chr()."""
     if value is None:
-        return "cast(null as string)" if engine == "spark" else "cast(null as varchar)"
+        return "cast(null as string)"
     if isinstance(value, float):
         return f"cast({value!r} as double)"
     if isinstance(value, int):
         return f"cast({value} as bigint)"
     if engine == "duckdb":
         return "'" + value.replace("'", "''") + "'"
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n").replace("\t", "\\t") + "'"
+    return "(" + " || chr(39) || ".join(" || chr(92) || ".join(f"'{bit}'" for bit in part.split("\\"))
+                                        for part in value.split("'")) + ")"
 
 
 def _values(engine: str) -> str:
@@ -82,28 +85,20 @@ def _compile(db: Path, target: str, sql: str) -> str:
 
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory):
-    missing = [m for m in ("pyspark", "dbt.adapters.spark") if not _importable(m)]
-    if missing or not shutil.which("java"):
-        reason = f"Spark is not installed here ({', '.join(missing) or 'no java'}): pip install -e '.[spark]' and Java 17"
-        if os.environ.get("HINDSIGHT_REQUIRE_SPARK") == "1":
-            pytest.fail(reason + " (HINDSIGHT_REQUIRE_SPARK=1: CI runs the Spark tests)")
-        pytest.skip(reason)
+    require_spark()
     from pyspark.sql import SparkSession
 
     folder = tmp_path_factory.mktemp("spark")
-    session = (SparkSession.builder.master("local[2]").appName("hindsight-macro-tests")
+    from ingest.spark_server import SQL_SETTINGS
+
+    builder = (SparkSession.builder.master("local[2]").appName("hindsight-macro-tests")
                .config("spark.sql.catalogImplementation", "in-memory").config("spark.ui.enabled", "false")
-               .config("spark.sql.warehouse.dir", str(folder / "warehouse")).getOrCreate())
+               .config("spark.sql.warehouse.dir", str(folder / "warehouse")))
+    for key, value in SQL_SETTINGS.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
     yield session, new_warehouse(folder)
     session.stop()
-
-
-def _importable(module: str) -> bool:
-    try:
-        __import__(module)
-        return True
-    except ImportError:
-        return False
 
 
 def _run_both(spark, template: str) -> tuple[list[tuple], list[tuple]]:
@@ -136,3 +131,96 @@ def test_ordered_aggregates_agree_on_both_engines(spark):
     parsed = json.loads(groups["g1"])
     assert [item["time"] for item in parsed] == [-6.5, 24, 0.25]          # in position order, numbers as numbers
     assert parsed[2]["event"] == 'Café "quoted" \\ back\tslash'
+
+
+# values the cross-database macros meet: JSON with escapes, nesting, nulls and non-ASCII text;
+# regex subjects with digits and backslashes (a pattern's \\d is a digit only if the literal keeps
+# its backslash); annotator lists; an apostrophe and a trailing backslash in a literal
+DOCUMENTS = [
+    ('{"question": "It\'s \\"odd\\"?", "options": ["A. <10%", "B. café"], "early_cutoff": {"event": "ICU", "time": 6}, '
+     '"sample_index": 2}', "Patient 12 at 24 h", '["ann-1", "ann-2", "ann-3", "ann-4"]', "ann-3", "it's \\", 1),
+    ('{"question": "Plain", "options": "not a list", "early_cutoff": {"event": null, "time": -1.5}}', "no digit here",
+     '["x", "y"]', "z", "back\\slash d", 2),
+    ('{"question": "Ünïcode ☃", "options": [], "early_cutoff": {"time": 1e3}}', "\\d literally", '[]', "x", "", 3),
+]
+
+DOCUMENT_SCALARS = r"""
+select
+    v.pos,
+    {{ json_text('v.doc', 'question') }} as question,
+    {{ json_text('v.doc', 'early_cutoff', 'event') }} as cutoff_event,
+    cast({{ json_text('v.doc', 'early_cutoff', 'time') }} as double) as cutoff_time,
+    coalesce(cast({{ json_text('v.doc', 'sample_index') }} as integer), 0) as sample_index,
+    {{ json_array_text('v.doc', 'options') }} as options_json,
+    {{ json_sorted_keys('v.doc') }} as keys,
+    {{ json_list_position('v.annotators', 'v.annotator') }} as annotator_position,
+    {{ regex_search('v.subject', "'\d+'") }} as has_digits,
+    {{ regex_search('v.subject', "'^\\\\d'") }} as starts_with_backslash_d,
+    {{ regex_search('v.literal', "'\\\\$'") }} as ends_with_backslash,
+    {{ int_div('cast(v.pos as bigint) * 4294967296 + 7', 4294967296) }} as load_of_key,
+    {{ json_object_text([('question', json_text('v.doc', 'question')), ('n', 'v.pos'), ('none', 'cast(null as string)')]) }}
+        as object_text,
+    {{ normal_quantile('0.025') }} as z_low,
+    {{ normal_quantile('cast(v.pos as double) / 4') }} as z_of_position,
+    {{ normal_cdf('cast(v.pos as double) - 2.5') }} as cdf_of_position
+from (VALUES_HERE) as v (doc, subject, annotators, annotator, literal, pos)
+"""
+
+DOCUMENT_AGGREGATES = """
+select
+    {{ ordered_string_agg('v.subject', "' | '", 'v.pos desc') }} as subjects_in_order,
+    {{ sorted_distinct_string_agg('v.annotator', "','") }} as annotators,
+    {{ json_map_agg('v.annotator', 'v.pos') }} as position_of
+from (VALUES_HERE) as v (doc, subject, annotators, annotator, literal, pos)
+"""
+
+
+def _run_documents(spark, template: str) -> tuple[list[tuple], list[tuple]]:
+    session, db = spark
+    values = {engine: "values " + ", ".join("(" + ", ".join(_literal(v, engine) for v in row) + ")" for row in DOCUMENTS)
+              for engine in ("duckdb", "spark")}
+    with duckdb.connect() as con:
+        expected = sorted(con.execute(_compile(db, "dev", template).replace("VALUES_HERE", values["duckdb"])).fetchall(),
+                          key=repr)
+    found = sorted((tuple(row) for row in session.sql(_compile(db, "spark", template).replace(
+        "VALUES_HERE", values["spark"])).collect()), key=repr)
+    return expected, found
+
+
+def test_json_regex_and_arithmetic_macros_agree_on_both_engines(spark):
+    expected, found = _run_documents(spark, DOCUMENT_SCALARS)
+    assert len(found) == len(expected) == len(DOCUMENTS)
+    for mine, theirs in zip(found, expected):
+        assert mine[:13] == theirs[:13]
+        assert mine[13:] == pytest.approx(theirs[13:], abs=1e-15)
+    first, second, third = expected
+    assert first[1:5] == ("It's \"odd\"?", "ICU", 6.0, 2) and json.loads(first[5]) == ["A. <10%", "B. café"]
+    assert second[2] is None and second[5] is None and third[5] == "[]"      # a JSON null; options not a list
+    assert first[6] == "early_cutoff,options,question,sample_index"
+    assert (first[7], second[7]) == (3, None)                                 # 1-based, NULL when absent
+    # '\d' kept its backslash on Spark: a digit class, not the letter d
+    assert [row[8] for row in expected] == [True, False, False]
+    assert [row[9] for row in expected] == [False, False, True] and [row[10] for row in expected] == [True, False, False]
+    assert [row[11] for row in expected] == [1, 2, 3]
+    assert json.loads(first[12]) == {"question": "It's \"odd\"?", "n": 1, "none": None}
+    from statistics import NormalDist
+    assert first[13] == pytest.approx(NormalDist().inv_cdf(0.025), abs=1e-15)
+    assert [row[14] for row in expected] == pytest.approx([NormalDist().inv_cdf(p / 4) for p in (1, 2, 3)], abs=1e-15)
+    assert [row[15] for row in expected] == pytest.approx([NormalDist().cdf(p - 2.5) for p in (1, 2, 3)], abs=1e-15)
+
+
+def test_ordered_and_distinct_string_aggregates_agree_on_both_engines(spark):
+    expected, found = _run_documents(spark, DOCUMENT_AGGREGATES)
+    assert found == expected
+    assert expected[0][0] == "\\d literally | no digit here | Patient 12 at 24 h"
+    assert expected[0][1] == "ann-3,x,z" and json.loads(expected[0][2]) == {"ann-3": 1, "x": 3, "z": 2}
+
+
+def test_spark_literals_keep_apostrophes_and_backslashes(spark):
+    """Seeds and unit-test fixtures go through spark__escape_single_quotes: with escapedStringLiterals a
+    backslash before an apostrophe would end the literal early or stay in the value."""
+    session, db = spark
+    texts = ["it's", "ends with \\", "\\'both\\'", "plain"]
+    sql = _compile(db, "spark", "select " + ", ".join(
+        f"'{{{{ spark__escape_single_quotes({json.dumps(text)}) }}}}' as c{i}" for i, text in enumerate(texts)))
+    assert list(session.sql(sql).collect()[0]) == texts
