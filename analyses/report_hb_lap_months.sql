@@ -1,5 +1,3 @@
--- HindsightBench is built on DuckDB only (dbt_project.yml)
-{{ config(enabled=target.type != 'spark') }}
 -- Report, HindsightBench Figure 3: monthly LAP (mean over the month's probed dates) per model, with the
 -- model's effective cutoff and whether its recall is at chance (cutoff undefined).
 with lap as (

@@ -1,5 +1,3 @@
--- HindsightBench is built on DuckDB only (dbt_project.yml)
-{{ config(enabled=target.type != 'spark') }}
 -- Report, HindsightBench leaderboard: the per-model audit rows with their CIs, gates and the
 -- robustness checks they fail (agg_hb_robustness).
 select

@@ -1,5 +1,3 @@
--- HindsightBench is built on DuckDB only (dbt_project.yml)
-{{ config(enabled=target.type != 'spark') }}
 -- Report, HindsightBench robustness: per audit row, the range of E2/E3 over the window perturbations,
 -- sign flips and lost significance, the cutoff's displacement across theta and the re-probes and its
 -- jackknife span, the W arm's fake-year, true-year and anachronism rates, the masked arm's dated

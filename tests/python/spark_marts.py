@@ -1,0 +1,26 @@
+"""Read marts from a Spark Connect server into Parquet files: `python spark_marts.py URL OUT NAME...`.
+
+Run as its own process by test_spark_engine.py: a Spark Connect client marks the whole Python process
+as connect-only, which the in-process Spark session of test_spark_macros.py must not inherit."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+
+def main(url: str, out: str, names: list[str]) -> None:
+    session = SparkSession.builder.remote(url).getOrCreate()
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        relation = name if "." in name else f"main.{name}"
+        frame = session.sql(f"select * from {relation}").toPandas()
+        frame.attrs = {}                # the connect client's plan metrics, which Parquet metadata cannot hold
+        frame.to_parquet(folder / f"{name.replace('.', '__')}.parquet")
+    session.stop()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], sys.argv[3:])

@@ -1,0 +1,169 @@
+"""The clinical marts built on Apache Spark equal DuckDB's (issue 34), against a real Spark Connect
+server started here on 127.0.0.1 (ingest/spark_server.py), through `hindsight build --target spark`:
+the demo corpus, an appended model, and the shared T2S2 data.
+
+Compared: every public mart of the clinical benchmark, row for row; counts, labels and scores exactly,
+estimates and intervals within 1e-9. Left out of the comparison, by nature: the times a build wrote
+(scored_at, scored_through, built_at, dbt_invocation_id) and the engines' own hashes
+(fct_answers.comparison_hash, agg_pair_coverage.requests_signature), which only compare within an
+engine. The DuckDB side draws the validation table's bootstrap the way SQL can (`warehouse`).
+Needs the spark extra and Java 17 (HINDSIGHT_REQUIRE_SPARK=1 fails instead of skipping)."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+from test_real_data import real_warehouse  # noqa: F401  (the fixture: the T2S2 cases and questions)
+
+from conftest import PROJECT, dbt_target, hindsight, new_warehouse, query, require_spark
+
+pytestmark = pytest.mark.slow
+
+WAREHOUSE_VARS = ["--vars", '{"validation_bootstrap_draws": "warehouse"}']
+BUILD_TIMES = {"scored_at", "scored_through", "built_at", "dbt_invocation_id"}
+ENGINE_HASHES = {"comparison_hash", "requests_signature"}
+# the facts Spark partitions by model (macro fact_config)
+PARTITIONED = ["intermediate.int_answers_scored", "intermediate.int_answer_pairs", "intermediate.int_metric_case_sums",
+               "intermediate.int_metric_estimates", "intermediate.int_metric_estimates_by_eval_target"]
+
+
+def public_marts(db: Path) -> list[str]:
+    """The clinical benchmark's marts of warehouse DB (HindsightBench stays on DuckDB)."""
+    return [name for (name,) in query(db, """select table_name from information_schema.tables
+                                            where table_schema = 'main' and table_name not like '%hb%' order by 1""")]
+
+
+def spark_build(db: Path, server, *args, expect: int = 0):
+    return hindsight(db, "build", "--target", "spark", *args, expect=expect,
+                     env={"HINDSIGHT_SPARK_REMOTE": server.url, "HINDSIGHT_LANDING": str(db.parent / "landing"),
+                          "DBT_TARGET_PATH": str(dbt_target(db)) + "-spark"})
+
+
+def read_spark(server, names: list[str], out: Path) -> dict[str, pd.DataFrame]:
+    done = subprocess.run([sys.executable, str(Path(__file__).with_name("spark_marts.py")), server.url, str(out), *names],
+                          capture_output=True, text=True, cwd=PROJECT)
+    assert done.returncode == 0, done.stderr[:3000]
+    return {name: pd.read_parquet(out / f"{name.replace('.', '__')}.parquet") for name in names}
+
+
+def differences(db: Path, spark: dict[str, pd.DataFrame]) -> dict[str, list[str]]:
+    """Per mart, what differs between DuckDB's table and Spark's (an empty dict: equal)."""
+    found = {}
+    with duckdb.connect(str(db), read_only=True) as con:
+        for name, theirs in spark.items():
+            mine = con.execute(f"select * from main.{name}").df()
+            problems = []
+            if list(mine.columns) != list(theirs.columns):
+                problems.append(f"columns {list(mine.columns)} vs {list(theirs.columns)}")
+            elif len(mine) != len(theirs):
+                problems.append(f"{len(mine)} rows vs {len(theirs)}")
+            else:
+                problems += _row_differences(mine, theirs)
+            if problems:
+                found[name] = problems
+    return found
+
+
+def _row_differences(mine: pd.DataFrame, theirs: pd.DataFrame) -> list[str]:
+    compared = [c for c in mine.columns if c not in BUILD_TIMES | ENGINE_HASHES]
+    numeric = [c for c in compared if pd.api.types.is_float_dtype(mine[c]) or pd.api.types.is_float_dtype(theirs[c])]
+    keys = [c for c in compared if c not in numeric]
+    # ordered by every exact column, then the numbers rounded (ties of the exact columns)
+    def ordered(frame):
+        frame = frame[compared].copy()
+        for c in numeric:
+            frame[f"_{c}"] = frame[c].astype(float).round(6)
+        by = keys + [f"_{c}" for c in numeric]
+        return frame.sort_values(by, kind="stable", na_position="first").reset_index(drop=True) if by else frame
+    a, b = ordered(mine), ordered(theirs)
+    problems = []
+    for c in compared:
+        left, right = a[c], b[c]
+        if c in numeric:
+            both_null = left.isna() & right.isna()
+            close = (left.astype(float) - right.astype(float)).abs() <= 1e-9
+            bad = ~(both_null | close)
+        else:
+            bad = ~((left.astype(str) == right.astype(str)) | (left.isna() & right.isna()))
+        if bad.any():
+            at = bad.idxmax()
+            problems.append(f"{c}: {int(bad.sum())} rows differ, e.g. {left[at]!r} vs {right[at]!r}")
+    return problems
+
+
+@pytest.fixture()
+def server(tmp_path):
+    require_spark()
+    from ingest.spark_server import connect_server
+    with connect_server(tmp_path / "spark-server") as running:
+        yield running
+
+
+def partition_files(server, table: str) -> dict[str, set[tuple[str, int]]]:
+    """Per partition folder (model=…) of TABLE in the server's warehouse: its data files and their mtimes."""
+    schema, name = table.split(".")
+    folder = server.folder / "warehouse" / f"{schema}.db" / name
+    return {part.name: {(f.name, f.stat().st_mtime_ns) for f in part.glob("*.parquet")}
+            for part in sorted(folder.glob("model=*"))}
+
+
+def test_the_demo_builds_on_spark_equal_to_duckdb_and_an_appended_model_rewrites_only_its_partitions(
+        demo_warehouse, server, tmp_path):
+    db = new_warehouse(tmp_path / "demo")
+    shutil.copy(demo_warehouse[0], db)
+    hindsight(db, "build", "--all", *WAREHOUSE_VARS)
+    marts = public_marts(db)
+    assert {"agg_metrics", "agg_metrics_by_format", "agg_metrics_by_eval_target", "agg_validation", "fct_answers",
+            "fct_answer_pairs", "fct_answer_requests", "dim_questions", "agg_pair_coverage"} <= set(marts)
+
+    built = spark_build(db, server)
+    assert "landing zone" in built.stderr and "target spark_connect" in built.stderr
+    spark = read_spark(server, marts, tmp_path / "first")
+    assert differences(db, spark) == {}
+    assert len(spark["agg_metrics"]) > 100 and spark["agg_validation"]["ci_low"].notna().any()
+    before = {table: partition_files(server, table) for table in PARTITIONED}
+    assert all(len(parts) == 4 for parts in before.values()), {t: list(p) for t, p in before.items()}
+
+    # a fifth model answers the demo's questions: only its partitions are written
+    hindsight(db, "answer", "--model", "sim:hindsight@0.45", "--concurrency", "4")
+    hindsight(db, "build", *WAREHOUSE_VARS)
+    again = spark_build(db, server)
+    assert "landing zone" in again.stderr and " 0 load partitions" not in again.stderr     # the new answers' load
+    for table in PARTITIONED:
+        after = partition_files(server, table)
+        assert set(after) == set(before[table]) | {"model=sim%3Ahindsight@0.45"}, table
+        assert {part: after[part] for part in before[table]} == before[table], f"{table}: another model was rewritten"
+    assert differences(db, read_spark(server, marts, tmp_path / "appended")) == {}
+
+
+def test_the_shared_t2s2_cases_build_on_spark_equal_to_duckdb(real_warehouse, server, tmp_path):  # noqa: F811
+    db = new_warehouse(tmp_path / "real")
+    shutil.copy(real_warehouse, db)
+    hindsight(db, "build", "--all", *WAREHOUSE_VARS)
+    spark_build(db, server)
+    marts = public_marts(db)
+    spark = read_spark(server, marts, tmp_path / "marts")
+    assert differences(db, spark) == {}
+    # the TTS classifier's regexes ran on Spark over the shared files, quarantined records included
+    assert len(spark["agg_tts_quality"]) > 0 and len(spark["dim_questions"]) > 100
+
+
+def test_a_mart_that_differs_is_reported(tmp_path):
+    """The comparison can fail: a changed score, a missing row and a changed label are each found."""
+    db = new_warehouse(tmp_path)
+    with duckdb.connect(str(db)) as con:
+        con.execute("create table main.m as select * from (values ('a', 1, 0.5), ('b', 2, 0.25)) as t (label, n, value)")
+        frame = con.execute("select * from main.m").df()
+    assert differences(db, {"m": frame}) == {}
+    changed = frame.copy()
+    changed.loc[1, "value"] = 0.25 + 1e-6
+    assert "value" in differences(db, {"m": changed})["m"][0]
+    assert "rows" in differences(db, {"m": frame.iloc[:1]})["m"][0]
+    relabelled = frame.copy()
+    relabelled.loc[0, "label"] = "c"
+    assert differences(db, {"m": relabelled})
