@@ -64,9 +64,12 @@ sampling as (
 {%- if is_incremental() and target.type == 'spark' %}
 
 stored as (
-    select model, max(scored_through) as scored_through, bool_or(keyed_by <> (select keyed_by from keying)) as rekeyed
-    from {{ this }}
-    group by model
+    -- the keying joined, not a subquery inside the aggregate (Spark's analyzer refuses that)
+    select stored_rows.model, max(stored_rows.scored_through) as scored_through,
+        bool_or(stored_rows.keyed_by <> keying.keyed_by) as rekeyed
+    from {{ this }} as stored_rows
+    cross join keying
+    group by stored_rows.model
 ),
 
 touched_models as (
