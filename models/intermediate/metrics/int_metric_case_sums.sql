@@ -45,16 +45,17 @@ questions as (
 {%- set sources = {
     'answers': {
         'relation': ref('int_answers_scored'), 'where': 'is_latest_in_cell',
-        'rows': 'from ' ~ ref('int_answers_scored') ~ ' where is_latest_in_cell',
         'cell': metric_answer_cell_key('model', 'condition', 'prompt_variant', 'visibility'),
         'is_valid': "parse_status not in ('invalid', 'truncated')",
         'metrics': ['acc', 'htr']},
     'pairs': {
         'relation': ref('int_answer_pairs'), 'where': 'true',
-        'rows': 'from ' ~ ref('int_answer_pairs') ~ ' where true',
         'cell': metric_answer_cell_key('model', 'condition', 'prompt_variant', "'paired'"),
         'is_valid': 'both_valid',
         'metrics': ['delta_acc', 'delta_htr', 'air', 'hbr']}} %}
+{%- for source in sources.values() %}
+    {%- do source.update({'rows': 'from ' ~ source.relation ~ ' where ' ~ source.where}) %}
+{%- endfor %}
 
 sampling as (
     -- pairs pair samples of answers: a warehouse without samples has none in its pairs either
