@@ -4,7 +4,7 @@ models x 13 cells x 2 prompt variants x 10 questions per case; 100x is 17.8 M an
 For each scale, in the same run on this machine: DuckDB's full build and the build after appending
 one paper-scale model (bench_refresh.append_model: 44,460 answers); then the same two on Spark through
 `hindsight build --target spark` (the landing-zone export included), in-process on local[2] and on a
-standalone master with two one-core workers (ingest/spark_server.py). Peak memory: DuckDB's process;
+standalone master with two one-core workers (ingest/spark/server.py). Peak memory: DuckDB's process;
 the JVMs' summed resident memory (driver, and executors on the cluster), sampled every half second.
 
     .venv/bin/python bench/bench_spark.py --scale 1 --scale 10
@@ -25,7 +25,7 @@ from pathlib import Path
 from bench_metrics import child, generate
 from bench_refresh import BUILD, append_model
 
-from ingest.spark_server import standalone_cluster
+from ingest.spark.server import standalone_cluster
 
 PROJECT = Path(__file__).resolve().parents[1]
 HINDSIGHT = [sys.executable, "-m", "ingest.cli"]

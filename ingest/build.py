@@ -149,7 +149,9 @@ def declared_sources() -> set[str]:
 
 
 def model_names() -> set[str]:
-    return {path.stem for pattern in ("*.sql", "*.py") for path in (PROJECT_DIR / "models").rglob(pattern)}
+    """The models a DuckDB build creates: all but the SQL twins in `spark/` folders (Spark's only)."""
+    return {path.stem for pattern in ("*.sql", "*.py") for path in (PROJECT_DIR / "models").rglob(pattern)
+            if "spark" not in path.relative_to(PROJECT_DIR / "models").parts}
 
 
 def plan(con, args: list[str]) -> Scope:

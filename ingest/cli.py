@@ -364,14 +364,15 @@ def report(out: Path) -> None:
 
 
 @main.command(context_settings={"ignore_unknown_options": True})
+@click.option("--target", "-t", help="A dbt target of profiles.yml: `spark` exports the new raw loads to the "
+              "landing zone and builds the clinical marts on Spark (docs/spark.md); default: the DuckDB warehouse.")
 @click.argument("dbt_args", nargs=-1, type=click.UNPROCESSED)
-def build(dbt_args: tuple[str, ...]) -> None:
+def build(target: str | None, dbt_args: tuple[str, ...]) -> None:
     """Run `dbt build` on the warehouse: on what was loaded since the last build, or on everything (the
-    first build, a changed project, `--all`); other arguments go to dbt. `--target spark` exports the new
-    raw loads to the landing zone and builds the clinical marts on Spark (docs/spark.md)."""
-    from ingest.spark_build import build_on_spark, wants_spark
+    first build, a changed project, `--all`); other arguments go to dbt."""
+    if target == "spark":
+        from ingest.spark.build import build_on_spark
 
-    if wants_spark(list(dbt_args)):
         try:
             ok = build_on_spark(list(dbt_args))
         except RuntimeError as error:
@@ -379,7 +380,7 @@ def build(dbt_args: tuple[str, ...]) -> None:
         sys.exit(0 if ok else 1)
     from ingest.build import build as run_build
 
-    sys.exit(0 if run_build(extra=list(dbt_args)) else 1)
+    sys.exit(0 if run_build(extra=(["--target", target] if target else []) + list(dbt_args)) else 1)
 
 
 @main.group()

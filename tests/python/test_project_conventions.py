@@ -20,7 +20,7 @@ from ingest.publish.marts import public_marts
 # which stage of `ingest` may import which: each arrow points down the data flow
 # (files -> raw -> models asked -> statistics -> what analysts read); the top-level
 # core modules (db, errors, config) are shared by all, and the CLI may import anything.
-STAGES = ["load", "llm", "stats", "publish", "demo"]
+STAGES = ["load", "llm", "stats", "publish", "demo", "spark"]
 CORE = {"db", "errors", "config"}
 ALLOWED = {
     "core": {"core"},
@@ -29,10 +29,11 @@ ALLOWED = {
     "stats": {"core", "stats"},
     "publish": {"core", "stats", "publish"},
     "demo": {"core", "load", "llm", "stats", "publish", "demo", "build", "status"},
+    "spark": {"core", "publish", "spark"},   # exports the landing zone, then runs dbt on Spark
     "build": {"core", "dbt_process"},
     "dbt_process": {"core"},        # the dbt child of `hindsight build`
     "status": {"core", "load"},
-    "cli": {"core", "load", "llm", "stats", "publish", "demo", "build", "status"},
+    "cli": {"core", "load", "llm", "stats", "publish", "demo", "build", "status", "spark"},
     "models": {"core", "stats"},     # the dbt Python models only wire refs and configs to an estimator
 }
 
@@ -112,14 +113,15 @@ def test_every_model_has_a_key_test(manifest):
 def test_nothing_the_project_renders_reads_where_the_warehouse_lives():
     """The build's dbt child keeps its parse state across warehouse paths (ingest/dbt_process.py
     warehouse_free_parse_state): sound only while no model, macro, test or YAML renders the profile's
-    location (`target.path`, its config_options) or any target attribute but the schema and name."""
+    location (`target.path`, its config_options) or any target attribute but the schema, the name and
+    the adapter type (one per target; a Spark build keeps its own parse state in target/spark)."""
     used = set()
     for folder in ("models", "macros", "tests/dbt", "analyses", "seeds"):
         for file in (PROJECT / folder).rglob("*"):
             if file.suffix in (".sql", ".yml", ".yaml", ".py"):
                 used.update(re.findall(r"\btarget\.(\w+)", file.read_text()))
     used.update(re.findall(r"\btarget\.(\w+)", (PROJECT / "dbt_project.yml").read_text()))
-    assert used <= {"schema", "name"}, used
+    assert used <= {"schema", "name", "type"}, used
 
 
 def test_one_yaml_per_model_folder(manifest):

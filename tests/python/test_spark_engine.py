@@ -1,5 +1,5 @@
 """The clinical marts built on Apache Spark equal DuckDB's (issue 34), against a real Spark Connect
-server started here on 127.0.0.1 (ingest/spark_server.py), through `hindsight build --target spark`:
+server started here on 127.0.0.1 (ingest/spark/server.py), through `hindsight build --target spark`:
 the demo corpus, an appended model, and the shared T2S2 data.
 
 Compared: every public mart of the clinical benchmark, row for row; counts, labels and scores exactly,
@@ -99,7 +99,7 @@ def _row_differences(mine: pd.DataFrame, theirs: pd.DataFrame) -> list[str]:
 @pytest.fixture()
 def server(tmp_path):
     require_spark()
-    from ingest.spark_server import connect_server
+    from ingest.spark.server import connect_server
     with connect_server(tmp_path / "spark-server") as running:
         yield running
 

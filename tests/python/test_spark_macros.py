@@ -3,7 +3,7 @@ spark_literals.sql) give the same values on DuckDB and on Apache Spark, for valu
 defaults differ: dbt-spark runs with ANSI mode off, so a wrong regex, cast or JSON call gives NULL or
 another text there, not an error. Each macro is compiled by dbt for each target (`dbt compile
 --inline`, so dispatch picks the engine's version) and the compiled SQL runs on DuckDB and on a
-local Spark session with the project's SQL settings (ingest/spark_server.py SQL_SETTINGS).
+local Spark session with the project's SQL settings (ingest/spark/server.py SQL_SETTINGS).
 
 Needs the `spark` extra and Java 17; skipped without them, except where HINDSIGHT_REQUIRE_SPARK=1
 (.ci/run) turns the skip into a failure."""
@@ -88,7 +88,7 @@ def spark(tmp_path_factory):
     from pyspark.sql import SparkSession
 
     folder = tmp_path_factory.mktemp("spark")
-    from ingest.spark_server import SQL_SETTINGS
+    from ingest.spark.server import SQL_SETTINGS
 
     builder = (SparkSession.builder.master("local[2]").appName("hindsight-macro-tests")
                .config("spark.sql.catalogImplementation", "in-memory").config("spark.ui.enabled", "false")

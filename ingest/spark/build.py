@@ -21,29 +21,6 @@ from ingest.db import PROJECT_DIR, connect, warehouse_path
 from ingest.errors import InputError
 from ingest.publish.landing import default_landing, export_raw
 
-TARGET_FLAGS = ("--target", "-t")
-
-
-def wants_spark(args: list[str]) -> bool:
-    """Whether dbt arguments ARGS name the Spark target (`--target spark`, `-t spark`, `--target=spark`)."""
-    for at, arg in enumerate(args):
-        name, _, value = arg.partition("=")
-        if name in TARGET_FLAGS and (value or (args[at + 1] if at + 1 < len(args) else "")) == "spark":
-            return True
-    return False
-
-
-def _without_target(args: list[str]) -> list[str]:
-    kept, skip = [], False
-    for arg in args:
-        if skip:
-            skip = False
-        elif arg in TARGET_FLAGS:
-            skip = True
-        elif arg.split("=", 1)[0] not in TARGET_FLAGS and arg != "--all":
-            kept.append(arg)
-    return kept
-
 
 def spark_target() -> str:
     return "spark_connect" if os.environ.get("HINDSIGHT_SPARK_REMOTE") else "spark"
@@ -78,7 +55,7 @@ def build_on_spark(args: list[str], db: Path | None = None, landing: Path | None
                DBT_TARGET_PATH=os.environ.get("DBT_TARGET_PATH", str(PROJECT_DIR / "target" / "spark")))
     dbt = Path(sys.executable).parent / "dbt"
     command = [str(dbt) if dbt.exists() else "dbt", "build", "--project-dir", str(PROJECT_DIR), "--profiles-dir",
-               str(PROJECT_DIR), "--target", target, *_without_target(args)]
+               str(PROJECT_DIR), "--target", target, *(a for a in args if a != "--all")]   # each Spark build runs the whole project
     print(f"hindsight: building the clinical marts on Spark (target {target}; HindsightBench stays on DuckDB)",
           file=sys.stderr)
     return subprocess.run(command, env=env, cwd=PROJECT_DIR).returncode == 0
