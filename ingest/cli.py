@@ -125,6 +125,33 @@ def load_judgments_command(file: Path) -> None:
     _report_jsonl(result, "judgments")
 
 
+@load.command("inspect")
+@click.argument("logs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--model", help="The model's name in the warehouse (default: inspect:<the log's model>).")
+@click.option("--judge", help="Load the log's scores as judgments from another pipeline, named JUDGE (e.g. inspect:gpt-5-grader).")
+def load_inspect_command(logs: tuple[Path, ...], model: str | None, judge: str | None) -> None:
+    """Load Inspect AI logs (.eval, .json, or a folder) of a task from `hindsight export inspect`: each
+    sample x epoch an answer; a sample whose messages are not its request's is rejected."""
+    from ingest.llm.inspect_logs import load_inspect_log, log_files
+
+    failed = False
+    with connect() as con:
+        for path in log_files(list(logs)):
+            result = load_inspect_log(con, path, model, judge)
+            if result.already_loaded:
+                click.echo(f"{result.source_file}: already loaded by load {result.load_id}; nothing added")
+                continue
+            click.echo(f"load {result.load_id} ({result.model}): {result.answers} answers ({result.truncated} truncated), "
+                       f"{result.failed} errored samples kept in raw.llm_calls, {result.judgments} judgments, "
+                       f"{result.duplicates} already present, {len(result.errors)} rejected")
+            for error in result.errors:
+                click.echo(f"  error: {error}", err=True)
+            failed |= bool(result.errors)
+    click.echo("next: `hindsight build` scores them")
+    if failed:
+        sys.exit(1)
+
+
 def _run_options(function):
     for option in reversed([
         click.option("--model", "model", required=True,
@@ -350,6 +377,30 @@ def export_raw_command(out: Path | None) -> None:
         result = export_raw(con, out)
     click.echo(f"landing zone {out}: {result.partitions} load partitions and {result.snapshots} snapshots written now "
                f"({result.rows} rows; {', '.join(result.tables) or 'no table'}), {result.unchanged} already there")
+
+
+@export.command("inspect")
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="Folder for hindsight_task.py and its datasets.")
+@click.option("--conditions", help="Comma-separated conditions, e.g. 0,2.1,2.2 (default: all but 3.x).")
+@click.option("--variant", "variants", multiple=True, type=click.Choice(["standard", "warning"]),
+              help="Prompt variant(s) (default: both).")
+@click.option("--narrative-model", help="Include the 3.x requests whose synthetic narrative this model wrote.")
+@click.option("--warning-position", type=click.Choice(["start", "end"]), default="end", show_default=True,
+              help="Where the warning variant puts the paper's two warning sentences.")
+def export_inspect_command(out: Path, conditions: str | None, variants: tuple[str, ...], narrative_model: str | None,
+                           warning_position: str) -> None:
+    """The answer requests as an Inspect AI task: `inspect eval OUT/hindsight_task.py --model …` collects them,
+    `hindsight load inspect` loads the log."""
+    from ingest.llm.inspect_task import export_inspect
+
+    with connect(warehouse_path(), read_only=True) as con:
+        done = export_inspect(con, out, [c.strip() for c in conditions.split(",")] if conditions else None,
+                              list(variants) or None, narrative_model, warning_position)
+    for name, count in done.tasks.items():
+        click.echo(f"task {name}: {count} samples x {done.epochs[name]} epoch(s)")
+    if done.skipped_narrative:
+        click.echo(f"{done.skipped_narrative} condition 3.x requests left out: name their narratives' writer with --narrative-model")
+    click.echo(f"next: inspect eval {done.task_file} --model <provider/model>, then `hindsight load inspect <log>`")
 
 
 @main.command()

@@ -85,12 +85,13 @@ def answer_requests(con, spec: str, base_url: str | None = None, conditions: lis
     return run_jobs(con, provider, spec, jobs, overrides.transport(), concurrency, write, overrides.batch)
 
 
-def answer_writer(con, spec: str, provider):
+def answer_writer(con, spec: str, provider, load_id: int | None = None, source: str | None = None):
     """The writer of answers to raw.responses (one row per call and request, never twice): used by the
-    direct runner, and by batch collection from another process."""
-    load_id: list[int] = []   # registered with the first answer written, so a no-op rerun leaves no trace
+    direct runner, by batch collection from another process, and by `hindsight load inspect` (which
+    passes its log's load and file)."""
+    load_ids: list[int] = [] if load_id is None else [load_id]   # a run registers with its first answer
     written = {r[0] for r in con.execute("select response_id from raw.responses where load_id in "
-                                         "(select load_id from raw.loads where kind = 'answer')").fetchall()}
+                                         "(select load_id from raw.loads where kind in ('answer', 'inspect'))").fetchall()}
     line = [0]
 
     def write(cursor, job: Job, completion: Completion) -> str:
@@ -112,10 +113,10 @@ def answer_writer(con, spec: str, provider):
                    "prompt_template_version": PROMPT_TEMPLATE_VERSION,
                    "narrative_model": request.get("narrative_model"), "warning_position": job.warning_position}
         line[0] += 1
-        if not load_id:
-            load_id.append(register_run(cursor, "answer", spec))
+        if not load_ids:
+            load_ids.append(register_run(cursor, "answer", spec))
         cursor.execute("insert into raw.responses values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
-            load_id[0], f"runner:{spec}", line[0], response_id, request["question_id"], spec, request["condition"],
+            load_ids[0], source or f"runner:{spec}", line[0], response_id, request["question_id"], spec, request["condition"],
             request["visibility"], request["prompt_variant"], answer, None if evidence is None else str(evidence),
             json.dumps(payload), datetime.now(timezone.utc).replace(tzinfo=None)])
         return status

@@ -25,6 +25,8 @@ from conftest import PROJECT, dbt_target, hindsight, new_warehouse, query, requi
 pytestmark = pytest.mark.slow
 
 WAREHOUSE_VARS = ["--vars", '{"validation_bootstrap_draws": "warehouse"}']
+# DuckDB's data tests run elsewhere in the suite, and Spark's on each first build: not again
+NO_TESTS = ["--exclude", "resource_type:test", "resource_type:unit_test"]
 BUILD_TIMES = {"scored_at", "scored_through", "built_at", "dbt_invocation_id"}
 ENGINE_HASHES = {"comparison_hash", "requests_signature"}
 # the facts Spark partitions by model (macro fact_config)
@@ -116,7 +118,7 @@ def test_the_demo_builds_on_spark_equal_to_duckdb_and_an_appended_model_rewrites
         demo_warehouse, server, tmp_path):
     db = new_warehouse(tmp_path / "demo")
     shutil.copy(demo_warehouse[0], db)
-    hindsight(db, "build", "--all", *WAREHOUSE_VARS)
+    hindsight(db, "build", "--all", *WAREHOUSE_VARS, *NO_TESTS)
     marts = public_marts(db)
     assert {"agg_metrics", "agg_metrics_by_format", "agg_metrics_by_eval_target", "agg_validation", "fct_answers",
             "fct_answer_pairs", "fct_answer_requests", "dim_questions", "agg_pair_coverage"} <= set(marts)
@@ -131,8 +133,8 @@ def test_the_demo_builds_on_spark_equal_to_duckdb_and_an_appended_model_rewrites
 
     # a fifth model answers the demo's questions: only its partitions are written
     hindsight(db, "answer", "--model", "sim:hindsight@0.45", "--concurrency", "4")
-    hindsight(db, "build", *WAREHOUSE_VARS)
-    again = spark_build(db, server)
+    hindsight(db, "build", *WAREHOUSE_VARS, *NO_TESTS)
+    again = spark_build(db, server, *NO_TESTS)
     assert "landing zone" in again.stderr and " 0 load partitions" not in again.stderr     # the new answers' load
     for table in PARTITIONED:
         after = partition_files(server, table)
@@ -144,7 +146,7 @@ def test_the_demo_builds_on_spark_equal_to_duckdb_and_an_appended_model_rewrites
 def test_the_shared_t2s2_cases_build_on_spark_equal_to_duckdb(real_warehouse, server, tmp_path):  # noqa: F811
     db = new_warehouse(tmp_path / "real")
     shutil.copy(real_warehouse, db)
-    hindsight(db, "build", "--all", *WAREHOUSE_VARS)
+    hindsight(db, "build", "--all", *WAREHOUSE_VARS, *NO_TESTS)
     spark_build(db, server)
     marts = public_marts(db)
     spark = read_spark(server, marts, tmp_path / "marts")
