@@ -16,11 +16,11 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 install: $(STAMP)
 
-# the Spark extra (pyspark, dbt-spark) for the tests that run the cross-engine macros on Spark;
-# `make demo` does not need it
-SPARK_STAMP := $(VENV)/.installed-spark
+# the optional extras the tests exercise: Spark (pyspark, dbt-spark) for the cross-engine tests,
+# Inspect AI for the round trip through its mock model; `make demo` needs neither
+SPARK_STAMP := $(VENV)/.installed-extras
 $(SPARK_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,spark]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,spark,inspect]'
 	touch $(SPARK_STAMP)
 
 demo: $(STAMP)

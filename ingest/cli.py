@@ -379,6 +379,21 @@ def export_raw_command(out: Path | None) -> None:
                f"({result.rows} rows; {', '.join(result.tables) or 'no table'}), {result.unchanged} already there")
 
 
+@export.command("eee")
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="Folder for data/<benchmark>/<developer>/<model>/.")
+@click.option("--model", "models", multiple=True, help="Only this model (agg_metrics.model or an audit row's model_key); repeatable.")
+def export_eee_command(out: Path, models: tuple[str, ...]) -> None:
+    """Results as Every Eval Ever records: per model, the clinical metrics with their answers, and the
+    HindsightBench audit row (`every_eval_ever validate` checks them; docs/interop.md)."""
+    from ingest.llm.prompts import JUDGE_INDIVIDUAL
+    from ingest.publish.eee import export_eee
+
+    with connect(warehouse_path(), read_only=True) as con:
+        done = export_eee(con, out, list(models) or None, JUDGE_INDIVIDUAL)
+    click.echo(f"{len(done.files)} files: {done.results} results, {done.instances} instance lines"
+               f"{f', {done.left_out} results without an estimate left out' if done.left_out else ''} -> {out / 'data'}")
+
+
 @export.command("inspect")
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="Folder for hindsight_task.py and its datasets.")
 @click.option("--conditions", help="Comma-separated conditions, e.g. 0,2.1,2.2 (default: all but 3.x).")
