@@ -119,6 +119,47 @@ def require_spark() -> None:
         pytest.skip(reason)
 
 
+def require_inspect() -> None:
+    """Skip (fail where HINDSIGHT_REQUIRE_INTEROP=1, as in .ci/run) unless the inspect extra is installed."""
+    import importlib.util
+    if importlib.util.find_spec("inspect_ai") is None:
+        reason = "Inspect AI is not installed here: pip install -e '.[inspect]'"
+        if os.environ.get("HINDSIGHT_REQUIRE_INTEROP") == "1":
+            pytest.fail(reason + " (HINDSIGHT_REQUIRE_INTEROP=1: CI runs the interop tests)")
+        pytest.skip(reason)
+
+
+EEE_VERSION = "0.3.0"
+
+
+@pytest.fixture(scope="session")
+def eee_validate():
+    """`every_eval_ever validate` from a Python 3.12 environment made once in .venv-eee (EEE needs
+    Python >= 3.12; this project runs on 3.11). Skips without Python 3.12, fails where
+    HINDSIGHT_REQUIRE_INTEROP=1."""
+    import shutil
+    venv = PROJECT / ".venv-eee"
+    tool = venv / "bin" / "every_eval_ever"
+    stamp = venv / f".installed-{EEE_VERSION}"
+    if not stamp.exists():
+        python = shutil.which("python3.12") or next(
+            (str(p) for p in sorted(Path.home().glob(".pyenv/versions/3.12*/bin/python3.12"))), None)
+        if python is None:
+            reason = "Python 3.12 is not here (every-eval-ever needs >= 3.12)"
+            if os.environ.get("HINDSIGHT_REQUIRE_INTEROP") == "1":
+                pytest.fail(reason + " (HINDSIGHT_REQUIRE_INTEROP=1)")
+            pytest.skip(reason)
+        subprocess.run([python, "-m", "venv", "--clear", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", f"every-eval-ever=={EEE_VERSION}"],
+                       check=True)
+        stamp.touch()
+
+    def validate(folder: Path, *paths: str) -> subprocess.CompletedProcess:
+        """Validate PATHS (repository-relative, data/…) from FOLDER, as the datastore does; JSON report."""
+        return subprocess.run([str(tool), "validate", "--format", "json", *paths], cwd=folder, capture_output=True, text=True)
+    return validate
+
+
 def dbt_results(db: Path) -> list[dict]:
     """Statuses of the nodes of the last dbt invocation on warehouse `db`."""
     return json.loads((dbt_target(db) / "run_results.json").read_text())["results"]
