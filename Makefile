@@ -29,8 +29,10 @@ demo: $(STAMP)
 # pytest runs the Python suite and every `dbt build` (data, unit and singular
 # tests) on an empty, the demo and the real-data warehouses. Tests that need
 # ../shared/data skip when it is absent (HINDSIGHT_REQUIRE_DATA=1 fails them).
+# Two workers, a test file each at a time (pytest-xdist): most of a build's time
+# is dbt's single-threaded Python, so two files build side by side.
 test: $(SPARK_STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 # The fast lane: linters for Python (ruff) and the dbt SQL (sqlfluff, dbt
 # templater; dbt writes to its own target path), then the tests that build no

@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from types import SimpleNamespace
 
-from ingest.db import fetch_dicts, next_load_id
+from ingest.db import fetch_dicts, next_load_id, require_marts
 from ingest.errors import InputError
 from ingest.llm.answer import answer_writer
 from ingest.llm.profiles import SettingsResolver
@@ -138,6 +138,7 @@ def _judgment(sample, request: dict, model: str, judge: str, name: str, score) -
 def load_inspect_log(con, path: Path, model: str | None = None, judge: str | None = None) -> InspectLoadResult:
     """Load one Inspect log (see the module's docstring)."""
     path = Path(path).resolve()
+    require_marts(con, "fct_answer_requests")
     result = InspectLoadResult(str(path))
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     previous = con.execute("select load_id, status, reason from raw.loads where kind = ? and file_sha256 = ? "

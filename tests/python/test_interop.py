@@ -12,8 +12,6 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
-
 from conftest import hindsight, new_warehouse, query, require_inspect, scalar, write_jsonl
 
 MODEL = "scripted:inspect"
@@ -85,7 +83,7 @@ def test_the_demo_requests_round_trip_through_inspect_equal_to_the_same_answers_
                          "--variant", "standard")
     assert "task hindsight_answers:" in exported.stdout
     dataset = [json.loads(line) for line in (tmp_path / "task" / "hindsight_answers.jsonl").read_text().splitlines()]
-    requests = query(through_inspect, f"""select request_id from fct_answer_requests
+    requests = query(through_inspect, """select request_id from fct_answer_requests
                                          where condition in ('0', '1.1', '2.2') and prompt_variant = 'standard'""")
     assert sorted(s["id"] for s in dataset) == sorted(r[0] for r in requests)
     assert {"request_id", "question_id", "case_id", "condition", "visibility", "prompt_variant"} <= set(dataset[0]["metadata"])
