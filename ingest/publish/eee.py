@@ -252,8 +252,12 @@ def export_audit_row(con, out: Path, row: dict, result: EeeExport) -> None:
 
 def export_eee(con, out: Path, models: list[str] | None = None, judge_prompt: str | None = None) -> EeeExport:
     """Write the EEE records of MODELS (default: every model with metrics or an audit row) under OUT/data/."""
-    clinical = [m for (m,) in con.execute("select distinct model from agg_metrics order by 1").fetchall()]
-    audited = fetch_dicts(con, "select * from agg_hb_audit_rows order by model_key")
+    built = {name for (name,) in con.execute("select table_name from information_schema.tables where table_schema = 'main'").fetchall()}
+    if "agg_metrics" not in built and "agg_hb_audit_rows" not in built:
+        raise InputError("warehouse", "no metric mart is built", "run `hindsight build` first")
+    clinical = [m for (m,) in con.execute("select distinct model from agg_metrics order by 1").fetchall()] \
+        if "agg_metrics" in built else []
+    audited = fetch_dicts(con, "select * from agg_hb_audit_rows order by model_key") if "agg_hb_audit_rows" in built else []
     if models:
         unknown = set(models) - set(clinical) - {r["model_key"] for r in audited}
         if unknown:
