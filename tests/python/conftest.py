@@ -132,18 +132,29 @@ def require_inspect() -> None:
 EEE_VERSION = "0.3.0"
 
 
+def _python_at_least_312() -> str | None:
+    """A Python >= 3.12 that runs: pyenv's installs first (its `python3.12` shim fails unless the
+    version is selected), then the PATH's."""
+    import shutil
+    candidates = [str(p) for p in sorted(Path.home().glob(".pyenv/versions/3.1[2-9]*/bin/python3"))]
+    candidates += [found for name in ("python3.12", "python3.13") if (found := shutil.which(name))]
+    for python in candidates:
+        done = subprocess.run([python, "-c", "import sys; print(sys.version_info >= (3, 12))"], capture_output=True, text=True)
+        if done.returncode == 0 and done.stdout.strip() == "True":
+            return python
+    return None
+
+
 @pytest.fixture(scope="session")
 def eee_validate():
     """`every_eval_ever validate` from a Python 3.12 environment made once in .venv-eee (EEE needs
     Python >= 3.12; this project runs on 3.11). Skips without Python 3.12, fails where
     HINDSIGHT_REQUIRE_INTEROP=1."""
-    import shutil
     venv = PROJECT / ".venv-eee"
     tool = venv / "bin" / "every_eval_ever"
     stamp = venv / f".installed-{EEE_VERSION}"
     if not stamp.exists():
-        python = shutil.which("python3.12") or next(
-            (str(p) for p in sorted(Path.home().glob(".pyenv/versions/3.12*/bin/python3.12"))), None)
+        python = _python_at_least_312()
         if python is None:
             reason = "Python 3.12 is not here (every-eval-ever needs >= 3.12)"
             if os.environ.get("HINDSIGHT_REQUIRE_INTEROP") == "1":
