@@ -92,6 +92,9 @@ def message_difference(sample, expected: list[dict]) -> str | None:
     want = [(m["role"], m["content"]) for m in expected]
     if sent == want:
         return None
+    for at in range(len(sent)):
+        if sent[:at] + sent[at + 1:] == want:
+            return f"a {sent[at][0]} message was added as message {at + 1} (a solver's, not the request's)"
     for at, (got, need) in enumerate(zip(sent, want)):
         if got != need:
             what = "role" if got[0] != need[0] else "text"
