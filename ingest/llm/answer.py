@@ -45,6 +45,18 @@ def _truncated_samples(con, spec: str, overrides: Overrides) -> dict[str, set[in
     return samples
 
 
+def request_filter(conditions: list[str] | None, variants: list[str] | None) -> tuple[list[str], list]:
+    """WHERE terms and parameters selecting fct_answer_requests rows (alias r) by condition and variant."""
+    where, params = [], []
+    if conditions:
+        where.append(f"r.condition in ({', '.join('?' * len(conditions))})")
+        params += conditions
+    if variants:
+        where.append(f"r.prompt_variant in ({', '.join('?' * len(variants))})")
+        params += variants
+    return where, params
+
+
 def answer_requests(con, spec: str, base_url: str | None = None, conditions: list[str] | None = None,
                     variants: list[str] | None = None, limit: int | None = None, concurrency: int = 8,
                     overrides: Overrides | None = None, warning_position: str = "end", seed: int = 0,
@@ -56,13 +68,8 @@ def answer_requests(con, spec: str, base_url: str | None = None, conditions: lis
     provider = make_provider(spec, base_url, overrides.transport())
     settings_for = SettingsResolver(con, "answer", overrides)
     retry = _truncated_samples(con, spec, overrides) if retry_truncated else None
-    where, params = ["(r.narrative_model is null or r.narrative_model = ?)"], [spec]
-    if conditions:
-        where.append(f"r.condition in ({', '.join('?' * len(conditions))})")
-        params += conditions
-    if variants:
-        where.append(f"r.prompt_variant in ({', '.join('?' * len(variants))})")
-        params += variants
+    where, params = request_filter(conditions, variants)
+    where, params = ["(r.narrative_model is null or r.narrative_model = ?)", *where], [spec, *params]
     # hidden fields are fetched only for a simulator, into the job context; prompts never see them
     hidden = ("q.correct_answer, q.hindsight_trap, q.options_json" if isinstance(provider, SimulatedModel)
               else "null as correct_answer, null as hindsight_trap, null as options_json")

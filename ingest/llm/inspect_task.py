@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ingest.db import fetch_dicts, require_marts
 from ingest.errors import InputError
+from ingest.llm.answer import request_filter
 from ingest.llm.prompts import PROMPT_TEMPLATE_VERSION, answer_messages
 
 TASK_FILE = "hindsight_task.py"
@@ -88,14 +89,9 @@ def export_inspect(con, out: Path, conditions: list[str] | None = None, variants
                    narrative_model: str | None = None, warning_position: str = "end") -> InspectExport:
     """Write OUT/hindsight_task.py and one dataset per sampling profile; returns what was written."""
     require_marts(con, "fct_answer_requests")
-    where, params = ["true"], []
-    if conditions:
-        where.append(f"condition in ({', '.join('?' * len(conditions))})")
-        params += conditions
-    if variants:
-        where.append(f"prompt_variant in ({', '.join('?' * len(variants))})")
-        params += variants
-    selected = fetch_dicts(con, f"select * from fct_answer_requests where {' and '.join(where)} order by request_id", params)
+    where, params = request_filter(conditions, variants)
+    selected = fetch_dicts(con, f"select * from fct_answer_requests as r where {' and '.join(['true', *where])} "
+                                "order by request_id", params)
     # a 3.x request shows the narrative its answering model wrote: only the named writer's are asked
     rows = [row for row in selected if row["narrative_model"] in (None, narrative_model)]
     if not rows:
