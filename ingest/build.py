@@ -33,6 +33,7 @@ import yaml
 
 from ingest.db import PROJECT_DIR, connect, warehouse_path
 from ingest.dbt_process import DbtProcess, parse_flags
+from ingest.serve.snapshots import current
 
 
 def dbt_executable() -> str:
@@ -184,6 +185,16 @@ def record(con, scope: Scope) -> None:
                  "everything" if scope.select is None else " ".join(scope.select) or "nothing"])
 
 
+# the on-run-end hook of every build publishes; this publishes the warehouse as it stands
+PUBLISH = ["run-operation", "publish_snapshot"]
+
+
+def publish(db: Path | None = None) -> bool:
+    """Publish the warehouse's public marts as a snapshot for readers (macros/publish_snapshot.sql)."""
+    with DbtProcess(db or warehouse_path(), []) as dbt:
+        return dbt.build(PUBLISH)
+
+
 def build(db: Path | None = None, extra: list[str] | None = None) -> bool:
     """`dbt build` of what the data loaded since the last build touches, or of everything (see the
     module's docstring); a build that ends well becomes the next one's reference."""
@@ -197,6 +208,8 @@ def build(db: Path | None = None, extra: list[str] | None = None) -> bool:
         dbt_args = [a for a in extra if a != EVERYTHING] + threads
         if scope.select == []:
             print(f"hindsight: {scope.why}: nothing to refresh (`hindsight build --all` builds everything)", file=sys.stderr)
+            if current(db) is None:       # built before snapshots were published: publish this build once
+                return dbt.build(PUBLISH)
             dbt.cancel()
             return True
         if scope.select is not None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import click
@@ -9,6 +10,7 @@ import click
 from ingest.config import __version__
 from ingest.db import connect, require_marts, warehouse_path
 from ingest.errors import InputError
+from ingest.serve.snapshots import open_marts
 
 
 def _fail(error: InputError) -> None:
@@ -306,11 +308,12 @@ def load_hindsightbench_command(root: Path, models: tuple[str, ...]) -> None:
 @click.option("--out", type=click.Path(path_type=Path), help="Write FILE.csv and FILE.md (default: leaderboard.csv/.md here).")
 @click.option("--check", "frozen", type=click.Path(path_type=Path), help="A frozen bench_rows.csv to check for drift.")
 @click.option("--strict", is_flag=True, help="With --check, fail also when a model is in only one of the two.")
-def leaderboard(out: Path | None, frozen: Path | None, strict: bool) -> None:
+@click.option("--live", is_flag=True, help="Read the warehouse itself, not the published snapshot (waits for a running build).")
+def leaderboard(out: Path | None, frozen: Path | None, strict: bool, live: bool) -> None:
     """The HindsightBench leaderboard from agg_hb_audit_rows, with an optional drift check."""
     from ingest.publish import leaderboard as board
 
-    with connect(warehouse_path(), read_only=True) as con:
+    with closing(open_marts(warehouse_path(), live)) as con:
         require_marts(con, "agg_hb_audit_rows", "agg_hb_robustness")
         rows = board.rows(con)
     out = out or Path("leaderboard")
@@ -329,11 +332,12 @@ def leaderboard(out: Path | None, frozen: Path | None, strict: bool) -> None:
 @main.command()
 @click.argument("sql")
 @click.option("--csv", "csv_path", type=click.Path(path_type=Path), help="Write the result to a CSV file.")
-def query(sql: str, csv_path: Path | None) -> None:
-    """Run a read-only SQL query (checked with sqlglot) on the warehouse."""
+@click.option("--live", is_flag=True, help="Read the warehouse itself, not the published snapshot (waits for a running build).")
+def query(sql: str, csv_path: Path | None, live: bool) -> None:
+    """Run a read-only SQL query (checked with sqlglot) on the published marts (the last successful build)."""
     from ingest.publish.query import run_query
 
-    with connect(warehouse_path(), read_only=True) as con:
+    with closing(open_marts(warehouse_path(), live)) as con:
         names, rows = run_query(con, sql, csv_path)
     if csv_path:
         click.echo(f"{len(rows)} rows -> {csv_path}")
@@ -350,14 +354,15 @@ def query(sql: str, csv_path: Path | None) -> None:
               help="File format: Parquet (the version also in each file's key-value metadata) or CSV with a header.")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("export"), show_default=True,
               help="Folder for one file per mart and manifest.json.")
+@click.option("--live", is_flag=True, help="Read the warehouse itself, not the published snapshot (waits for a running build).")
 @click.pass_context
-def export(ctx, fmt: str, out: Path) -> None:
+def export(ctx, fmt: str, out: Path, live: bool) -> None:
     """Write every public mart to DIR as Parquet or CSV (DuckDB COPY; no pyarrow needed); `export raw`: the raw tables."""
     if ctx.invoked_subcommand is not None:
         return
     from ingest.publish.query import export_marts
 
-    with connect(warehouse_path(), read_only=True) as con:
+    with closing(open_marts(warehouse_path(), live)) as con:
         written = export_marts(con, out, fmt)
     click.echo(f"{len(written)} marts and manifest.json (hindsight-warehouse {__version__}) -> {out}")
 
@@ -382,13 +387,14 @@ def export_raw_command(out: Path | None) -> None:
 @export.command("eee")
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="Folder for data/<benchmark>/<developer>/<model>/.")
 @click.option("--model", "models", multiple=True, help="Only this model (agg_metrics.model or an audit row's model_key); repeatable.")
-def export_eee_command(out: Path, models: tuple[str, ...]) -> None:
+@click.option("--live", is_flag=True, help="Read the warehouse itself, not the published snapshot (waits for a running build).")
+def export_eee_command(out: Path, models: tuple[str, ...], live: bool) -> None:
     """Results as Every Eval Ever records: per model, the clinical metrics with their answers, and the
     HindsightBench audit row (`every_eval_ever validate` checks them; docs/interop.md)."""
     from ingest.llm.prompts import JUDGE_INDIVIDUAL
     from ingest.publish.eee import export_eee
 
-    with connect(warehouse_path(), read_only=True) as con:
+    with closing(open_marts(warehouse_path(), live)) as con:
         done = export_eee(con, out, list(models) or None, JUDGE_INDIVIDUAL)
     click.echo(f"{len(done.files)} files: {done.results} results, {done.instances} instance lines"
                f"{f', {done.left_out} results without an estimate left out' if done.left_out else ''} -> {out / 'data'}")
@@ -421,11 +427,12 @@ def export_inspect_command(out: Path, conditions: str | None, variants: tuple[st
 @main.command()
 @click.option("--out", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
               help="Folder for index.html and figures/.")
-def report(out: Path) -> None:
-    """Write the static HTML report (both protocols, from the marts) to OUT/index.html."""
+@click.option("--live", is_flag=True, help="Read the warehouse itself, not the published snapshot (waits for a running build).")
+def report(out: Path, live: bool) -> None:
+    """Write the static HTML report (both protocols, from the published marts) to OUT/index.html."""
     from ingest.publish.report import write_report
 
-    index = write_report(warehouse_path(), out)
+    index = write_report(warehouse_path(), out, live)
     click.echo(f"report: {index.resolve()}")
 
 
@@ -447,6 +454,15 @@ def build(target: str | None, dbt_args: tuple[str, ...]) -> None:
     from ingest.build import build as run_build
 
     sys.exit(0 if run_build(extra=(["--target", target] if target else []) + list(dbt_args)) else 1)
+
+
+@main.command()
+def publish() -> None:
+    """Publish the warehouse's marts as a snapshot for readers (every successful build does; this is for a
+    warehouse built before, or by a `dbt run` that left dim_build out)."""
+    from ingest.build import publish as run_publish
+
+    sys.exit(0 if run_publish() else 1)
 
 
 @main.group()

@@ -486,6 +486,16 @@ def warehouse_path() -> Path:
     return PROJECT_DIR / "warehouse.duckdb"
 
 
+SERVE_ENV = "HINDSIGHT_SERVE"
+
+
+def serve_path(warehouse: Path) -> Path:
+    """The serving file readers connect to (ingest/serve/snapshots.py): $HINDSIGHT_SERVE, else
+    `<warehouse stem>.marts.duckdb` beside the warehouse."""
+    value = os.environ.get(SERVE_ENV)
+    return Path(value).expanduser().resolve() if value else warehouse.parent / f"{warehouse.stem}.marts.duckdb"
+
+
 LOCK_WAIT_ENV = "HINDSIGHT_LOCK_WAIT"
 LOCK_WAIT_DEFAULT = 10.0
 HOLDER = re.compile(r"held in (?P<program>.+?) \(PID (?P<pid>\d+)\)")
@@ -514,24 +524,39 @@ def duckdb_settings() -> dict[str, str]:
     return settings
 
 
-def open_warehouse(path: Path, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+def in_use(path: Path, error: Exception) -> InputError:
+    """The one message for a warehouse another process holds: who holds it, and what to do."""
+    found = HOLDER.search(str(error))
+    holder = f"{found['program']}, PID {found['pid']}" if found else "another process"
+    return InputError(path, f"the warehouse is in use by another process ({holder})",
+                      f"close that program (a load, another build, a notebook or BI tool holding the warehouse itself) or "
+                      f"wait for it; {LOCK_WAIT_ENV}=SECONDS waits longer (now {lock_wait():g}); readers never need the "
+                      f"warehouse: connect them to the published marts, {serve_path(path)}")
+
+
+def _is_lock_error(error: Exception) -> bool:
+    return isinstance(error, duckdb.IOException) and "lock" in str(error).lower()
+
+
+def open_warehouse(path: Path, read_only: bool = False, config: dict | None = None) -> duckdb.DuckDBPyConnection:
     """duckdb.connect, waiting up to lock_wait() seconds while another process holds the file (DuckDB
     allows one writer, and no reader beside a writer); then one clear error naming the holder."""
     deadline = time.monotonic() + lock_wait()
     while True:
         try:
-            return duckdb.connect(str(path), read_only=read_only, config=duckdb_settings())
+            return duckdb.connect(str(path), read_only=read_only, config=duckdb_settings() if config is None else config)
         except duckdb.IOException as error:
-            if "lock" not in str(error).lower():
+            if not _is_lock_error(error):
                 raise
             if time.monotonic() >= deadline:
-                found = HOLDER.search(str(error))
-                holder = f"{found['program']}, PID {found['pid']}" if found else "another process"
-                raise InputError(path, f"the warehouse is in use by another process ({holder})",
-                                 f"close that program (a BI tool, a notebook, another hindsight command) or wait for it; "
-                                 f"{LOCK_WAIT_ENV}=SECONDS waits longer (now {lock_wait():g}); to read the marts "
-                                 "while a build runs, query a snapshot (hindsight export, or a copy of the file)") from None
+                raise in_use(path, error) from None
             time.sleep(0.2)
+
+
+def wait_until_free(path: Path, config: dict | None = None) -> None:
+    """Return once this process could open the warehouse for writing (waiting as open_warehouse does):
+    dbt's adapter opens it right after, and never waits itself (ingest/dbt_plugin.py)."""
+    open_warehouse(path, config=config).close()
 
 
 @contextmanager

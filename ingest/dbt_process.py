@@ -22,7 +22,7 @@ import os
 import subprocess
 import sys
 
-from ingest.db import PROJECT_DIR
+from ingest.db import PROJECT_DIR, in_use, warehouse_path
 
 # the flags that change what `dbt parse` produces (the rendered vars, the profile and target)
 PARSE_FLAGS = ("--vars", "--target", "-t", "--profile")
@@ -117,6 +117,19 @@ def warehouse_free_parse_state() -> None:
     ManifestLoader.build_manifest_state_check = located_nowhere
 
 
+def refusal(args: list[str], exception: BaseException) -> str:
+    """dbt's exception before it ran anything, said once as the CLI says its own errors: the warehouse
+    held by another writer (after the project's plugin waited for it), or arguments dbt refused (an
+    unknown flag, a bad --vars), which dbtRunner reports only through its result."""
+    text = " ".join(str(exception).split()).rstrip(".")
+    if "in use by another process" in text:
+        return text[text.index(str(warehouse_path())):] if str(warehouse_path()) in text else text
+    if "could not set lock" in text.lower():
+        return str(in_use(warehouse_path(), exception))
+    return (f"dbt {' '.join(args[:1])}: {text}. Fix: check the arguments after `hindsight build` (they go to "
+            "`dbt build`; `dbt build --help` lists them)")
+
+
 def main() -> int:
     flags = json.loads(sys.argv[1])
     from dbt.cli.main import dbtRunner
@@ -134,10 +147,7 @@ def main() -> int:
     manifest = parsed.result if parsed.success and parse_flags(args) == flags else None
     result = dbtRunner(manifest=manifest).invoke([*args, *COMMON])
     if result.exception is not None:
-        # dbt refused the arguments (an unknown flag, a bad --vars) before running anything, and
-        # dbtRunner says so only through the result: say it once, as the CLI says its own errors
-        print(f"error: dbt {' '.join(args[:1])}: {' '.join(str(result.exception).split()).rstrip('.')}. Fix: check the arguments "
-              "after `hindsight build` (they go to `dbt build`; `dbt build --help` lists them)", file=sys.stderr)
+        print(f"error: {refusal(args, result.exception)}", file=sys.stderr)
     return 0 if result.success else 1
 
 

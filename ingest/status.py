@@ -4,7 +4,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ingest.db import serve_path
 from ingest.load.question_design import case_deviations, question_deviations
+from ingest.serve import snapshots
 
 
 def text_table(con, sql: str, params=None) -> list[str]:
@@ -68,8 +70,18 @@ def batch_lines(con) -> list[str]:
         order by b.submitted_at, b.batch_key""")
 
 
+def serving_lines(path: Path) -> list[str]:
+    """Where readers connect, which build they see, and the snapshots' disk use."""
+    now, kept = snapshots.current(path), snapshots.snapshots(path)
+    seen = (f"snapshot {now.id}, published {now.manifest['published_at']}" if now
+            else "nothing published yet (`hindsight build` publishes; `hindsight publish` for a warehouse built before)")
+    return [f"marts for readers: {serve_path(path)} ({seen})",
+            f"snapshots: {len(kept)} kept in {snapshots.snapshots_root(path)}, {snapshots.disk_use(path) / 1e6:.1f} MB "
+            f"(the newest {snapshots.keep()} stay; {snapshots.KEEP_ENV} sets how many)"]
+
+
 def status_report(con, path: Path) -> str:
-    out = [f"warehouse: {path}", "", "cases and TTS files loaded, per cohort and source:"]
+    out = [f"warehouse: {path}", *serving_lines(path), "", "cases and TTS files loaded, per cohort and source:"]
     out += text_table(con, """
         select cohort, coalesce(source, '(narrative)') as source,
                count(distinct case_id) as cases,

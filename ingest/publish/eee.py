@@ -162,8 +162,8 @@ def _clinical_samples(con, model: str, model_id: str, evaluation_id: str) -> lis
                r.answer, q.question, q.options_json, q.correct_answer, q.hindsight_trap, c.input_tokens, c.output_tokens
         from fct_answers as a
         inner join dim_questions as q using (question_id)
-        left join raw.responses as r using (response_id)
-        left join raw.llm_calls as c on c.call_id = a.call_id
+        left join fct_answer_texts as r using (response_id)
+        left join fct_llm_calls as c on c.call_id = a.call_id and c.call_status = 'ok'
         where a.model = ? and a.is_latest_in_cell and (a.acc is not null or a.htr is not null)
         order by a.cohort, a.question_id, a.condition, a.visibility, a.prompt_variant, a.sample_index""", [model])
     samples = []
@@ -203,7 +203,7 @@ def export_clinical(con, out: Path, model: str, judge_prompt: str | None, result
     judges = [{"model_info": model_info(judge)} for (judge,) in con.execute(
         "select distinct judge_model from fct_answers where model = ? and judge_model is not null order by 1", [model]).fetchall()]
     calls = con.execute("""select any_value(temperature), any_value(max_tokens), count(distinct temperature), count(distinct max_tokens)
-                           from raw.llm_calls where model = ? and purpose = 'answer'""", [model]).fetchone()
+                           from fct_llm_calls where model = ? and purpose = 'answer'""", [model]).fetchone()
     generation = ({"generation_args": {**({"temperature": calls[0]} if calls[0] is not None and calls[2] == 1 else {}),
                                        **({"max_tokens": int(calls[1])} if calls[1] and calls[3] == 1 else {})}}
                   if calls and (calls[2] == 1 or calls[3] == 1) else None)

@@ -25,11 +25,12 @@ import jinja2
 import pandas as pd
 
 from ingest.config import __version__
-from ingest.db import PROJECT_DIR, open_warehouse
+from ingest.db import PROJECT_DIR
 from ingest.errors import InputError
 from ingest.publish import interval_figures, leaderboard
 from ingest.publish.marts import public_marts
 from ingest.publish.palette import CONDITIONS, condition_label
+from ingest.serve.snapshots import open_marts
 
 ANALYSES = PROJECT_DIR / "analyses"
 TEMPLATE = Path(__file__).with_name("report_template.html")
@@ -502,12 +503,13 @@ def _figure_pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(1, thread_name_prefix="figures")
 
 
-def write_report(db: Path, out: Path) -> Path:
-    """Render the report of the warehouse `db` into `out`; returns the path of index.html."""
+def write_report(db: Path, out: Path, live: bool = False) -> Path:
+    """Render the report of the warehouse `db` into `out`, from its published marts (with LIVE, from the
+    warehouse itself); returns the path of index.html."""
     if not Path(db).exists():
         raise InputError(db, "warehouse file not found", "run `hindsight demo` or load data and `hindsight build`")
     with _figure_pool() as pool:
-        con = open_warehouse(db, read_only=True)
+        con = open_marts(Path(db), live)
         try:
             present = {r[0] for r in con.execute(
                 "select table_name from information_schema.tables where table_schema = 'main'").fetchall()}

@@ -20,20 +20,21 @@ from ingest.publish.marts import public_marts
 # which stage of `ingest` may import which: each arrow points down the data flow
 # (files -> raw -> models asked -> statistics -> what analysts read); the top-level
 # core modules (db, errors, config) are shared by all, and the CLI may import anything.
-STAGES = ["load", "llm", "stats", "publish", "demo", "spark"]
+STAGES = ["load", "llm", "stats", "publish", "demo", "spark", "serve"]
 CORE = {"db", "errors", "config"}
 ALLOWED = {
     "core": {"core"},
     "load": {"core", "load"},
     "llm": {"core", "load", "llm"},
     "stats": {"core", "stats"},
-    "publish": {"core", "stats", "publish"},
+    "publish": {"core", "stats", "publish", "serve"},   # readers read the published snapshot
+    "serve": {"core", "serve"},      # snapshots of the marts, and dbt's plugin that publishes them
     "demo": {"core", "load", "llm", "stats", "publish", "demo", "build", "status"},
     "spark": {"core", "publish", "spark"},   # exports the landing zone, then runs dbt on Spark
-    "build": {"core", "dbt_process"},
+    "build": {"core", "dbt_process", "serve"},
     "dbt_process": {"core"},        # the dbt child of `hindsight build`
-    "status": {"core", "load"},
-    "cli": {"core", "load", "llm", "stats", "publish", "demo", "build", "status", "spark"},
+    "status": {"core", "load", "serve"},
+    "cli": {"core", "load", "llm", "stats", "publish", "demo", "build", "status", "spark", "serve"},
     "models": {"core", "stats"},     # the dbt Python models only wire refs and configs to an estimator
 }
 

@@ -1,0 +1,38 @@
+"""The project's dbt-duckdb plugin (profiles.yml `plugins:`), so that plain `dbt build` behaves as
+`hindsight build` does:
+
+- before dbt opens the warehouse it waits, as every hindsight command does, up to
+  $HINDSIGHT_LOCK_WAIT seconds for another writer (a load, another build) to let it go, then
+  fails with the message that names the holder, instead of DuckDB's bare lock error at once;
+- it gives dbt's connection the functions the on-run-end hook publishes a snapshot with
+  (macros/publish_snapshot.sql; ingest/snapshots.py): the hook writes the Parquet files through
+  dbt's own connection, these do the file-system steps.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+from dbt.adapters.duckdb.plugins import BasePlugin
+
+from ingest.db import wait_until_free
+from ingest.serve import snapshots
+
+
+class Plugin(BasePlugin):
+    def update_connection_config(self, creds, config) -> None:
+        if creds.path and creds.path != ":memory:":
+            wait_until_free(Path(creds.path), config)
+
+    def configure_connection(self, conn: duckdb.DuckDBPyConnection) -> None:
+        warehouse = Path(self.creds.path).resolve()
+
+        def begin(snapshot_id: str) -> str:
+            return snapshots.begin(warehouse, snapshot_id)
+
+        def commit(staging: str, snapshot_id: str, columns: str) -> str:
+            return str(snapshots.commit(warehouse, Path(staging), snapshot_id, json.loads(columns)))
+
+        for name, function, arity in (("hindsight_snapshot_begin", begin, 1), ("hindsight_snapshot_commit", commit, 3)):
+            conn.create_function(name, function, ["VARCHAR"] * arity, "VARCHAR", side_effects=True)

@@ -1,0 +1,255 @@
+"""Published snapshots of the public marts, and the serving file readers connect to.
+
+DuckDB allows one writing process per file, or many readers, never both: a BI tool holding the
+warehouse open makes a build fail, and a build makes every reader fail. So readers never open the
+warehouse. At the end of every successful build the public marts are written as an immutable
+snapshot, one folder per build (`<id>/<mart>.parquet` and `manifest.json`), and `current`, a
+symbolic link, is switched to it in one atomic rename. The serving file (`$HINDSIGHT_SERVE`, by
+default `<warehouse>.marts.duckdb` beside the warehouse) holds one view per public mart over
+`current/<mart>.parquet`, with the mart's columns and types. No build opens it for writing (it is
+rewritten, by rename, only when the marts' columns change), so readers keep their connections
+across builds and each query reads the snapshot `current` names when it starts: DuckDB opens a
+view's file once when it binds the query and reads that file to the end, so a switch mid-query
+changes nothing for it, and a snapshot removed meanwhile stays readable through its open handle.
+
+The snapshot's id is the build's dbt invocation id, which its dim_build holds: a reader asks
+dim_build which build it sees. A failed or killed build publishes nothing; its staging folder
+(`.staging-<id>`) is never named by `current` and the next publish removes it. The last
+$HINDSIGHT_SNAPSHOT_KEEP snapshots (default 3) stay on disk so that queries in flight finish.
+
+dbt writes the Parquet files in its on-run-end hook (macros/publish_snapshot.sql) through its own
+connection; the file-system steps here run in dbt's process as DuckDB functions the project's dbt
+plugin registers (ingest/serve/dbt_plugin.py), so plain `dbt build` publishes as `hindsight build` does.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+
+from ingest.db import duckdb_settings, open_warehouse, serve_path
+from ingest.errors import InputError
+
+KEEP_ENV = "HINDSIGHT_SNAPSHOT_KEEP"
+DEFAULT_KEEP = 3
+CURRENT, MANIFEST, STAGING = "current", "manifest.json", ".staging-"
+# where the serving file records what its views were made from (a schema of its own, out of the marts' way)
+META = "hindsight_serving"
+
+
+def snapshots_root(warehouse: Path) -> Path:
+    """The snapshot folders, beside the serving file: `<serving stem>.snapshots/`."""
+    serve = serve_path(warehouse)
+    return serve.parent / f"{serve.stem}.snapshots"
+
+
+def keep() -> int:
+    value = os.environ.get(KEEP_ENV, "")
+    try:
+        count = int(value) if value.strip() else DEFAULT_KEEP
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise InputError(KEEP_ENV, f"{value!r} is not a number of snapshots of at least 1", f"set {KEEP_ENV}=3, for example")
+    return count
+
+
+@dataclass
+class Snapshot:
+    id: str
+    path: Path
+    manifest: dict
+
+    @property
+    def bytes(self) -> int:
+        return sum(f.stat().st_size for f in self.path.iterdir() if f.is_file())
+
+
+def _read_manifest(folder: Path) -> dict | None:
+    try:
+        return json.loads((folder / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def snapshots(warehouse: Path) -> list[Snapshot]:
+    """The complete snapshots on disk, oldest first (by the time they were published)."""
+    root = snapshots_root(warehouse)
+    found = []
+    if root.is_dir():
+        for folder in root.iterdir():
+            if folder.is_dir() and not folder.is_symlink() and not folder.name.startswith(STAGING):
+                manifest = _read_manifest(folder)
+                if manifest:
+                    found.append(Snapshot(folder.name, folder, manifest))
+    return sorted(found, key=lambda s: (s.manifest.get("published_at", ""), s.id))
+
+
+def current(warehouse: Path) -> Snapshot | None:
+    """The snapshot readers see now, or None before the first publish."""
+    link = snapshots_root(warehouse) / CURRENT
+    if not link.is_symlink():
+        return None
+    folder = link.parent / os.readlink(link)
+    manifest = _read_manifest(folder)
+    return Snapshot(folder.name, folder, manifest) if manifest else None
+
+
+def begin(warehouse: Path, snapshot_id: str) -> str:
+    """A fresh staging folder for snapshot SNAPSHOT_ID, or '' when that snapshot is already published."""
+    root = snapshots_root(warehouse)
+    if (root / snapshot_id / MANIFEST).exists():
+        return ""
+    staging = root / f"{STAGING}{snapshot_id}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    return str(staging)
+
+
+def commit(warehouse: Path, staging: Path, snapshot_id: str, columns: list[list[str]]) -> Path:
+    """Make the staging folder snapshot SNAPSHOT_ID and `current`, then prune: COLUMNS are the
+    marts' [mart, column, type] rows in column order, as the warehouse declares them."""
+    root, staging = snapshots_root(warehouse), Path(staging)
+    marts: dict[str, dict] = {}
+    for mart, column, dtype in columns:
+        marts.setdefault(mart, {"columns": []})["columns"].append([column, dtype])
+    with duckdb.connect() as con:
+        for mart, entry in marts.items():
+            file = staging / f"{mart}.parquet"
+            entry["rows"] = con.execute("select sum(num_rows) from parquet_file_metadata(?)", [str(file)]).fetchone()[0]
+            entry["bytes"] = file.stat().st_size
+    manifest = {"snapshot_id": snapshot_id, "published_at": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
+                "warehouse": str(warehouse), "marts": marts}
+    _write_durably(staging / MANIFEST, json.dumps(manifest, indent=1) + "\n")
+    final = root / snapshot_id
+    os.rename(staging, final)
+    _fsync_dir(root)
+    _point_current(root, snapshot_id)
+    ensure_serving_file(warehouse, marts)
+    prune(warehouse)
+    return final
+
+
+def _write_durably(path: Path, text: str) -> None:
+    with open(path, "w") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _point_current(root: Path, snapshot_id: str) -> None:
+    """`current` -> SNAPSHOT_ID in one step: a new link renamed over the old one (rename is atomic)."""
+    fresh = root / f".{CURRENT}-{snapshot_id}"
+    if fresh.is_symlink():
+        fresh.unlink()
+    os.symlink(snapshot_id, fresh)          # relative: the folder can move with its snapshots
+    os.replace(fresh, root / CURRENT)
+    _fsync_dir(root)
+
+
+def prune(warehouse: Path) -> list[str]:
+    """Remove all but the newest keep() snapshots (never the current one) and abandoned staging folders."""
+    root = snapshots_root(warehouse)
+    now = current(warehouse)
+    complete = snapshots(warehouse)
+    removed = [s.id for s in complete[:max(0, len(complete) - keep())] if not now or s.id != now.id]
+    for snapshot_id in removed:
+        shutil.rmtree(root / snapshot_id, ignore_errors=True)
+    for leftover in root.glob(f"{STAGING}*"):  # a build killed while it wrote (one writer at a time: none is running)
+        shutil.rmtree(leftover, ignore_errors=True)
+    return removed
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def serving_views(warehouse: Path, marts: dict[str, dict]) -> dict[str, str]:
+    """Each mart's view over `current/<mart>.parquet`, cast to the warehouse's types (JSON, for one,
+    is text in Parquet)."""
+    link = snapshots_root(warehouse) / CURRENT
+    return {mart: "select " + ", ".join(f"cast({_quote(c)} as {t}) as {_quote(c)}" for c, t in entry["columns"])
+            + f" from read_parquet({_literal(str(link / f'{mart}.parquet'))})" for mart, entry in sorted(marts.items())}
+
+
+def ensure_serving_file(warehouse: Path, marts: dict[str, dict]) -> bool:
+    """Make the serving file hold exactly these views, if it does not already; True when it was
+    (re)written. Written aside and renamed into place: a reader connected to the old file keeps
+    reading through its views until it reconnects."""
+    serve = serve_path(warehouse)
+    views = serving_views(warehouse, marts)
+    signature = hashlib.sha256(json.dumps(views, sort_keys=True).encode()).hexdigest()
+    if serving_signature(serve) == signature:
+        return False
+    serve.parent.mkdir(parents=True, exist_ok=True)
+    fresh = serve.parent / f".{serve.name}.{os.getpid()}.new"
+    fresh.unlink(missing_ok=True)
+    with duckdb.connect(str(fresh)) as con:
+        for mart, sql in views.items():
+            con.execute(f"create view {_quote(mart)} as {sql}")
+        con.execute(f"create schema {META}")
+        con.execute(f"create table {META}.views as select ? as signature, ? as snapshots_root",
+                    [signature, str(snapshots_root(warehouse))])
+        con.execute("checkpoint")
+    os.replace(fresh, serve)
+    return True
+
+
+def serving_signature(serve: Path) -> str | None:
+    """What the serving file's views were made from, or None when it is missing or unreadable."""
+    if not serve.exists():
+        return None
+    try:
+        with duckdb.connect(str(serve), read_only=True) as con:
+            return con.execute(f"select signature from {META}.views").fetchone()[0]
+    except duckdb.Error:
+        return None
+
+
+def open_serving(warehouse: Path) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to the serving file (what `hindsight query`, `export` and `report` read)."""
+    serve = serve_path(warehouse)
+    if not serve.exists() or current(warehouse) is None:
+        raise InputError(serve, "no published snapshot of the marts yet",
+                         "run `hindsight build` (every successful build publishes one; `hindsight publish` publishes a "
+                         "warehouse built before), or pass --live to read the warehouse itself")
+    con = duckdb.connect(str(serve), read_only=True, config=duckdb_settings())
+    # views read the snapshot folder: readers that switch external access off must still reach it
+    con.execute(f"set allowed_directories = [{_literal(str(snapshots_root(warehouse)) + os.sep)}]")
+    return con
+
+
+def disk_use(warehouse: Path) -> int:
+    """Bytes the snapshots take on disk (staging folders included)."""
+    root = snapshots_root(warehouse)
+    return sum(f.stat().st_size for f in root.rglob("*") if f.is_file() and not f.is_symlink()) if root.is_dir() else 0
+
+
+def open_marts(warehouse: Path, live: bool = False) -> duckdb.DuckDBPyConnection:
+    """Where a reader reads the marts: the published snapshot (never blocks a build, nor waits for
+    one), or with LIVE the warehouse itself, read-only (it waits for a build, and a build for it)."""
+    if not live:
+        return open_serving(warehouse)
+    if not warehouse.exists():
+        raise InputError(warehouse, "no warehouse file here",
+                         "load data (`hindsight load ...`, or `hindsight demo`) and run `hindsight build`, or set HINDSIGHT_DB "
+                         "to your warehouse file")
+    return open_warehouse(warehouse, read_only=True)

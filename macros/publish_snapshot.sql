@@ -1,0 +1,80 @@
+{# Publish the public marts for readers at the end of every successful build (on-run-end; ingest/serve/snapshots.py
+   explains the design). A run publishes when nothing in it failed and it rebuilt dim_build, whose
+   dbt_invocation_id names the snapshot, so a reader asks dim_build which build it sees (`hindsight build`
+   always rebuilds it; a `dbt run --select` without it publishes nothing and says so). `dbt run-operation
+   publish_snapshot` (`hindsight publish`) publishes the warehouse as it stands. #}
+{% macro publish_snapshot(results=none) -%}
+    {%- if execute -%}
+        {%- do return(adapter.dispatch('publish_snapshot')(results)) -%}
+    {%- endif -%}
+{%- endmacro %}
+
+{% macro default__publish_snapshot(results) -%}
+{%- endmacro %}
+
+{# the reason a run publishes nothing, or '' when it publishes #}
+{% macro publish_snapshot_refusal(results) -%}
+    {%- if results is none -%}
+        {{- return('') -}}
+    {%- elif flags.WHICH not in ('build', 'run') -%}
+        {{- return('dbt ' ~ flags.WHICH ~ ' changes no mart') -}}
+    {%- endif -%}
+    {%- set failed = [] -%}
+    {%- set built = [] -%}
+    {%- for result in results -%}
+        {%- if result.status in ('error', 'fail', 'skipped', 'runtime error', 'partial success') -%}
+            {%- do failed.append(result.node.name) -%}
+        {%- elif result.node.name == 'dim_build' -%}
+            {%- do built.append(result.node.name) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if failed -%}
+        {{- return(failed | length ~ ' nodes failed or were skipped (' ~ (failed[:3] | join(', ')) ~ '): readers keep the previous snapshot') -}}
+    {%- elif not built -%}
+        {{- return('this run did not rebuild dim_build, which names the snapshot: add it to --select, or run `hindsight build`') -}}
+    {%- endif -%}
+    {{- return('') -}}
+{%- endmacro %}
+
+{% macro public_mart_relations() -%}
+    {%- set relations = [] -%}
+    {%- for node in graph.nodes.values() | sort(attribute='name') if node.resource_type == 'model' and node.access == 'public' -%}
+        {%- do relations.append(api.Relation.create(database=node.database, schema=node.schema, identifier=node.alias)) -%}
+    {%- endfor -%}
+    {{- return(relations) -}}
+{%- endmacro %}
+
+{% macro duckdb__publish_snapshot(results) -%}
+    {%- set refusal = publish_snapshot_refusal(results) -%}
+    {%- if refusal -%}
+        {{- log('hindsight: no snapshot published: ' ~ refusal, info=true) -}}
+        {{- return('') -}}
+    {%- endif -%}
+    {%- set marts = public_mart_relations() -%}
+    {%- set present = run_query("select table_name from information_schema.tables where table_schema = 'main'").columns[0].values() -%}
+    {%- set missing = marts | map(attribute='identifier') | reject('in', present) | list -%}
+    {%- if missing -%}
+        {{- log('hindsight: no snapshot published: marts not built yet: ' ~ (missing[:5] | join(', ')), info=true) -}}
+        {{- return('') -}}
+    {%- endif -%}
+    {%- set snapshot_id = run_query('select dbt_invocation_id from main.dim_build').columns[0].values()[0] -%}
+    {%- set staging = run_query("select hindsight_snapshot_begin('" ~ snapshot_id ~ "')").columns[0].values()[0] -%}
+    {%- if not staging -%}
+        {{- log('hindsight: snapshot ' ~ snapshot_id ~ ' is already published', info=true) -}}
+        {{- return('') -}}
+    {%- endif -%}
+    {%- for mart in marts -%}
+        {%- do run_query("copy (select * from " ~ mart ~ ") to '" ~ staging ~ "/" ~ mart.identifier
+                         ~ ".parquet' (format parquet, compression zstd)") -%}
+    {%- endfor -%}
+    {%- set columns = run_query("select table_name, column_name, data_type from information_schema.columns where table_schema = 'main' and table_name in ('"
+                                ~ (marts | map(attribute='identifier') | join("', '")) ~ "') order by table_name, ordinal_position") -%}
+    {%- set rows = [] -%}
+    {%- for row in columns.rows -%}
+        {%- do rows.append([row[0], row[1], row[2]]) -%}
+    {%- endfor -%}
+    {%- set published = run_query("select hindsight_snapshot_commit('" ~ staging ~ "', '" ~ snapshot_id ~ "', '"
+                                  ~ (tojson(rows) | replace("'", "''")) ~ "')").columns[0].values()[0] -%}
+    {{- log('hindsight: published snapshot ' ~ snapshot_id ~ ' of ' ~ (marts | length) ~ ' marts: ' ~ published, info=true) -}}
+    {{- return('') -}}
+{%- endmacro %}
