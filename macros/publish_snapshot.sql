@@ -78,3 +78,36 @@
     {{- log('hindsight: published snapshot ' ~ snapshot_id ~ ' of ' ~ (marts | length) ~ ' marts: ' ~ published, info=true) -}}
     {{- return('') -}}
 {%- endmacro %}
+
+{# Spark: each snapshot is a database of its own (`snapshot_<build time>_<invocation id>`, tables copied
+   from main), and readers query the views of the `serving` database, switched to the new snapshot's
+   tables once every table is written: a view is replaced in one metastore operation, so each mart a
+   reader reads is one build's, whole, and a failed or killed build leaves the views as they were. The
+   newest HINDSIGHT_SNAPSHOT_KEEP snapshot databases (default 3) stay for queries in flight. #}
+{% macro spark__publish_snapshot(results) -%}
+    {%- set refusal = publish_snapshot_refusal(results) -%}
+    {%- if refusal -%}
+        {{- log('hindsight: no snapshot published: ' ~ refusal, info=true) -}}
+        {{- return('') -}}
+    {%- endif -%}
+    {%- set marts = public_mart_relations() -%}
+    {%- set dim_build = marts | selectattr('identifier', 'equalto', 'dim_build') | first -%}
+    {%- set snapshot_id = run_query('select dbt_invocation_id from ' ~ dim_build).columns[0].values()[0] -%}
+    {%- set database = 'snapshot_' ~ run_started_at.strftime('%Y%m%d%H%M%S') ~ '_' ~ snapshot_id.replace('-', '_') -%}
+    {%- do run_query('drop database if exists ' ~ database ~ ' cascade') -%}
+    {%- do run_query('create database ' ~ database) -%}
+    {%- for mart in marts -%}
+        {%- do run_query('create table ' ~ database ~ '.' ~ mart.identifier ~ ' using parquet as select * from ' ~ mart) -%}
+    {%- endfor -%}
+    {%- do run_query('create database if not exists serving') -%}
+    {%- for mart in marts -%}
+        {%- do run_query('create or replace view serving.' ~ mart.identifier ~ ' as select * from ' ~ database ~ '.' ~ mart.identifier) -%}
+    {%- endfor -%}
+    {%- set kept = env_var('HINDSIGHT_SNAPSHOT_KEEP', '3') | int -%}
+    {%- set existing = run_query("show databases like 'snapshot_*'").columns[0].values() | sort -%}
+    {%- for old in existing[:[0, (existing | length) - kept] | max] if old != database -%}
+        {%- do run_query('drop database ' ~ old ~ ' cascade') -%}
+    {%- endfor -%}
+    {{- log('hindsight: published snapshot ' ~ snapshot_id ~ ' of ' ~ (marts | length) ~ ' marts: views serving.<mart> over ' ~ database, info=true) -}}
+    {{- return('') -}}
+{%- endmacro %}

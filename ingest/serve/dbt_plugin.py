@@ -15,15 +15,20 @@ from pathlib import Path
 
 import duckdb
 from dbt.adapters.duckdb.plugins import BasePlugin
+from dbt_common.exceptions import DbtRuntimeError
 
 from ingest.db import wait_until_free
+from ingest.errors import InputError
 from ingest.serve import snapshots
 
 
 class Plugin(BasePlugin):
     def update_connection_config(self, creds, config) -> None:
         if creds.path and creds.path != ":memory:":
-            wait_until_free(Path(creds.path), config)
+            try:
+                wait_until_free(Path(creds.path), config)
+            except InputError as error:        # dbt says a runtime error in one line, anything else with a traceback
+                raise DbtRuntimeError(str(error)) from None
 
     def configure_connection(self, conn: duckdb.DuckDBPyConnection) -> None:
         warehouse = Path(self.creds.path).resolve()

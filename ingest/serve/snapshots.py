@@ -218,7 +218,8 @@ def serving_signature(serve: Path) -> str | None:
     if not serve.exists():
         return None
     try:
-        with duckdb.connect(str(serve), read_only=True) as con:
+        # the readers' settings: DuckDB refuses a second configuration for a file this process has open
+        with duckdb.connect(str(serve), read_only=True, config=duckdb_settings()) as con:
             return con.execute(f"select signature from {META}.views").fetchone()[0]
     except duckdb.Error:
         return None

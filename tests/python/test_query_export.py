@@ -10,7 +10,7 @@ from sqlalchemy import create_engine, text
 
 from conftest import cli_env, dbt_target, hindsight, new_warehouse
 from ingest.config import __version__
-from ingest.db import connect
+from ingest.db import connect, serve_path
 from ingest.demo.run import load_demo
 from ingest.llm.answer import answer_requests
 from ingest.publish.marts import public_marts
@@ -98,7 +98,8 @@ def test_export_writes_every_public_mart(warehouse, tmp_path):
 
 
 def test_a_bi_tool_reads_the_marts_through_sqlalchemy(warehouse):
-    engine = create_engine(f"duckdb:///{warehouse}", connect_args={"read_only": True})
+    # the serving file the build published, never the warehouse a build holds (test_serving.py)
+    engine = create_engine(f"duckdb:///{serve_path(warehouse)}", connect_args={"read_only": True})
     with engine.connect() as connection:
         rows = connection.execute(text("""
             select cohort, model, condition, format, metric, round(estimate, 3) as estimate, ci_low, ci_high

@@ -127,6 +127,9 @@ def test_the_demo_builds_on_spark_equal_to_duckdb_and_an_appended_model_rewrites
     assert "landing zone" in built.stderr and "target spark_connect" in built.stderr
     spark = read_spark(server, marts, tmp_path / "first")
     assert differences(db, spark) == {}
+    # readers' views (serving.<mart>) over the build's snapshot tables equal the marts too
+    served = read_spark(server, [f"serving.{m}" for m in marts], tmp_path / "served")
+    assert differences(db, {m: served[f"serving.{m}"] for m in marts}) == {}
     assert len(spark["agg_metrics"]) > 100 and spark["agg_validation"]["ci_low"].notna().any()
     before = {table: partition_files(server, table) for table in PARTITIONED}
     assert all(len(parts) == 4 for parts in before.values()), {t: list(p) for t, p in before.items()}
@@ -141,6 +144,8 @@ def test_the_demo_builds_on_spark_equal_to_duckdb_and_an_appended_model_rewrites
         assert set(after) == set(before[table]) | {"model=sim%3Ahindsight@0.45"}, table
         assert {part: after[part] for part in before[table]} == before[table], f"{table}: another model was rewritten"
     assert differences(db, read_spark(server, marts, tmp_path / "appended")) == {}
+    served = read_spark(server, [f"serving.{m}" for m in marts], tmp_path / "served-appended")
+    assert differences(db, {m: served[f"serving.{m}"] for m in marts}) == {}
 
 
 def test_the_shared_t2s2_cases_build_on_spark_equal_to_duckdb(real_warehouse, server, tmp_path):  # noqa: F811

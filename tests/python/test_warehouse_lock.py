@@ -26,7 +26,7 @@ def held(tmp_path):
         holder.wait(timeout=10)
 
 
-@pytest.mark.parametrize("command", [["status"], ["build"], ["query", "select 1"], ["report", "--out", "r"],
+@pytest.mark.parametrize("command", [["status"], ["build"], ["query", "select 1", "--live"], ["report", "--out", "r", "--live"],
                                      ["load", "responses", "missing.jsonl"]])
 def test_a_held_warehouse_is_one_clear_line_naming_the_holder_and_the_fix(held, command):
     db, holder = held

@@ -1,0 +1,228 @@
+"""Readers and refreshes never wait for each other (issue 40): every successful build publishes the
+public marts as a snapshot, and readers query the serving file over the current one.
+
+The main test runs three builds (an incremental `hindsight build`, a `hindsight build --all` killed
+mid-way, a plain `dbt build`) while a reader opens a connection per query (as Superset does),
+another holds a SQLAlchemy QueuePool connection throughout, and a third runs a 30-second query
+across a build's start; no query fails, each result is one published build's, a build's marts are
+visible as soon as it ends, the killed build's never, and the snapshot equals the warehouse row for
+row after every build."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+from serving_readers import QUERIES
+
+from conftest import PROJECT, cli_env, hindsight, new_warehouse
+from ingest.build import dbt_executable
+from ingest.db import connect, serve_path
+from ingest.publish.marts import public_marts
+from ingest.serve import snapshots
+
+READERS = Path(__file__).with_name("serving_readers.py")
+BUSY = "in use by another process"
+
+
+def snapshot_results(warehouse: Path, snapshot: snapshots.Snapshot) -> dict[str, list]:
+    """What each reader query returns on one snapshot, computed from its files through the serving views' SQL."""
+    views = snapshots.serving_views(warehouse, snapshot.manifest["marts"])
+    con = duckdb.connect()
+    for mart, sql in views.items():
+        con.execute(f'create view "{mart}" as ' + sql.replace(f"/{snapshots.CURRENT}/", f"/{snapshot.id}/"))
+    return {name: [list(row) for row in con.execute(sql).fetchall()] for name, sql in QUERIES.items()}
+
+
+def assert_snapshot_equals_warehouse(warehouse: Path) -> None:
+    """Every public mart of the serving file equals the warehouse's, row for row and type for type."""
+    con = duckdb.connect()
+    con.execute(f"attach '{warehouse}' as w (read_only)")
+    con.execute(f"attach '{serve_path(warehouse)}' as s (read_only)")
+    for mart in public_marts():
+        types = [con.execute("select column_name, data_type from information_schema.columns where table_catalog = ? "
+                             "and table_schema = 'main' and table_name = ? order by ordinal_position", [side, mart]).fetchall()
+                 for side in ("w", "s")]
+        assert types[0] and types[0] == types[1], mart
+        counts = [con.execute(f"select count(*) from {side}.main.{mart}").fetchone()[0] for side in ("w", "s")]
+        differ = con.execute(f"select count(*) from (select * from w.main.{mart} except all select * from s.main.{mart})").fetchone()[0]
+        assert counts[0] == counts[1] and differ == 0, (mart, counts, differ)
+
+
+def start_build(db: Path, *command: str, env: dict) -> subprocess.Popen:
+    return subprocess.Popen(list(command), cwd=PROJECT, env=cli_env(db, env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+
+
+def finish(build: subprocess.Popen) -> tuple[int, str, float]:
+    output, _ = build.communicate(timeout=900)
+    return build.returncode, output, time.time()
+
+
+@pytest.mark.slow
+def test_readers_never_fail_nor_see_half_a_build_while_builds_run(demo_warehouse, tmp_path):
+    db = new_warehouse(tmp_path / "served")
+    shutil.copy(demo_warehouse[0], db)
+    env = {snapshots.KEEP_ENV: "10"}
+    # a warehouse built before it had a snapshot: the next build publishes the one it has
+    hindsight(db, "build", env=env)
+    published = [snapshots.current(db)]
+    assert published[0] is not None
+    assert_snapshot_equals_warehouse(db)
+    serve, stop, logs = serve_path(db), tmp_path / "stop", tmp_path / "readers"
+    logs.mkdir()
+    readers = [subprocess.Popen([sys.executable, str(READERS), kind, str(serve), str(logs / f"{kind}.jsonl"), str(stop)],
+                                cwd=PROJECT) for kind in ("per-query", "pooled")]
+    slow = subprocess.Popen([sys.executable, str(READERS), "slow", str(serve), str(logs / "slow.jsonl"), "30"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=PROJECT)
+    ends = {}
+    try:
+        time.sleep(2)
+        # 1. a new model's answers, then `hindsight build` (incremental)
+        hindsight(db, "answer", "--model", "sim:noise@0.5", "--variant", "standard")
+        code, output, ends[1] = finish(start_build(db, sys.executable, "-m", "ingest.cli", "build", env=env))
+        assert code == 0 and BUSY not in output, output[-3000:]
+        published.append(snapshots.current(db))
+        assert published[1].id != published[0].id
+        assert_snapshot_equals_warehouse(db)
+        # 2. another model's answers, and a build killed mid-way: it publishes nothing
+        hindsight(db, "answer", "--model", "sim:noise@0.35", "--variant", "standard")
+        killed = start_build(db, sys.executable, "-m", "ingest.cli", "build", "--all", env=env)
+        time.sleep(25)
+        assert killed.poll() is None, "the build ended before it could be killed"
+        os.killpg(killed.pid, signal.SIGKILL)
+        killed.wait()
+        assert snapshots.current(db).id == published[1].id
+        # 3. a plain `dbt build`, started while a 30-second query runs
+        assert slow.stdout.readline().strip() == "ready"
+        slow.stdin.write("go\n")
+        slow.stdin.flush()
+        time.sleep(1)
+        code, output, ends[3] = finish(start_build(db, dbt_executable(), "build", "--project-dir", str(PROJECT),
+                                                   "--profiles-dir", str(PROJECT), env=env))
+        assert code == 0 and BUSY not in output and "Could not set lock" not in output, output[-3000:]
+        published.append(snapshots.current(db))
+        assert published[2].id not in {p.id for p in published[:2]}
+        assert_snapshot_equals_warehouse(db)
+        time.sleep(2)
+    finally:
+        stop.touch()
+        for reader in readers:
+            reader.wait(timeout=60)
+        slow.wait(timeout=120)
+
+    assert [s.id for s in snapshots.snapshots(db)] == [p.id for p in published]     # the killed build left nothing
+    expected = {p.id: snapshot_results(db, p) for p in published}
+    assert len({json.dumps(e["metrics"]) for e in expected.values()}) == 3, "the builds must differ for the test to tell them apart"
+    records = [json.loads(line) | {"reader": path.stem} for path in logs.glob("*.jsonl") for line in path.read_text().splitlines()]
+    assert {r["reader"] for r in records} == {"per-query", "pooled", "slow"}
+    failed = [r for r in records if r["error"]]
+    assert failed == [], failed[:3]
+    by_build = {}
+    for r in records:
+        # every result is exactly one published build's, and the build current when the query started or later
+        matches = [i for i, p in enumerate(published) if expected[p.id][r["query"]] == r["result"]]
+        assert matches, r
+        by_build.setdefault(r["reader"], set()).update(matches)
+        newest_at_start = sum(1 for build, end in ends.items() if end + 1 <= r["started"])
+        assert max(matches) >= newest_at_start, ("a build's marts were not visible 1 s after it ended", r, ends)
+    assert by_build["per-query"] >= {0, 1, 2} and by_build["pooled"] >= {0, 1, 2}, by_build
+    slow_record = next(r for r in records if r["reader"] == "slow")
+    assert slow_record["ended"] - slow_record["started"] >= 25 and expected[published[1].id]["metrics"] == slow_record["result"]
+
+
+def test_snapshots_are_immutable_current_switches_and_old_ones_go(tmp_path, monkeypatch):
+    """The publishing steps alone: staging -> snapshot -> current, the serving views, retention, and a
+    staging folder of a killed build swept away."""
+    monkeypatch.setenv(snapshots.KEEP_ENV, "2")
+    monkeypatch.delenv("HINDSIGHT_SERVE", raising=False)
+    warehouse = new_warehouse(tmp_path)
+    columns = [["dim_build", "dbt_invocation_id", "VARCHAR"], ["dim_build", "built_at", "TIMESTAMP"],
+               ["fct_x", "payload", "JSON"], ["fct_x", "n", "INTEGER"]]
+    reader = None
+    for number in range(1, 5):
+        snapshot_id = f"build-{number}"
+        staging = Path(snapshots.begin(warehouse, snapshot_id))
+        with duckdb.connect() as con:
+            con.execute(f"copy (select '{snapshot_id}' as dbt_invocation_id, timestamp '2026-12-04' as built_at) "
+                        f"to '{staging}/dim_build.parquet'")
+            con.execute(f"copy (select '{{\"k\": {number}}}'::json as payload, range::integer as n from range({number})) "
+                        f"to '{staging}/fct_x.parquet'")
+        abandoned = Path(snapshots.begin(warehouse, f"killed-{number}"))        # a build killed while it wrote
+        snapshots.commit(warehouse, staging, snapshot_id, columns)
+        assert not abandoned.exists() and snapshots.begin(warehouse, snapshot_id) == ""     # published once
+        if reader is None:          # opened once, kept across publishes
+            reader, inode = snapshots.open_serving(warehouse), serve_path(warehouse).stat().st_ino
+        assert reader.execute("select dbt_invocation_id from dim_build").fetchall() == [(snapshot_id,)]
+        assert reader.execute("select count(*), max(payload->>'k') from fct_x").fetchall() == [(number, str(number))]
+        assert reader.execute("describe fct_x").fetchall()[0][1] == "JSON"
+        assert snapshots.current(warehouse).manifest["marts"]["fct_x"]["rows"] == number
+    assert [s.id for s in snapshots.snapshots(warehouse)] == ["build-3", "build-4"]
+    assert snapshots.current(warehouse).id == "build-4"
+    # the serving file was written once: its views never changed
+    assert serve_path(warehouse).stat().st_ino == inode
+    assert reader.execute("select count(*) from hindsight_serving.views").fetchone()[0] == 1
+    reader.close()
+
+
+def test_no_snapshot_yet_says_how_to_get_one_and_live_reads_the_warehouse(tmp_path):
+    db = new_warehouse(tmp_path)
+    with connect(db):           # a warehouse, never built
+        pass
+    done = hindsight(db, "query", "select 1", expect=2)
+    assert "no published snapshot of the marts yet" in done.stderr and "hindsight build" in done.stderr
+    assert "Traceback" not in done.output
+    assert "1" in hindsight(db, "query", "select 1 as one", "--live").stdout
+
+
+@pytest.fixture
+def held(tmp_path):
+    """A warehouse another process (a load, say) keeps open for writing, and its PID."""
+    db = new_warehouse(tmp_path)
+    hindsight(db, "status", in_process=True)
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); "
+                               "print('open', flush=True); sys.stdin.read()", str(db)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "open"
+    yield db, holder
+    if holder.poll() is None:
+        holder.stdin.close()
+        holder.wait(timeout=10)
+
+
+DIM_BUILD = ["run", "--select", "dim_build", "--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT)]
+
+
+def test_plain_dbt_names_the_writer_it_waited_for(held):
+    db, holder = held
+    started = time.monotonic()
+    done = subprocess.run([dbt_executable(), *DIM_BUILD], cwd=PROJECT, capture_output=True, text=True,
+                          env=cli_env(db, {"HINDSIGHT_LOCK_WAIT": "1"}))
+    output = done.stdout + done.stderr
+    assert done.returncode != 0 and time.monotonic() - started < 60
+    assert BUSY in output and f"PID {holder.pid}" in output and "HINDSIGHT_LOCK_WAIT" in output, output[-2000:]
+
+
+def test_plain_dbt_waits_for_another_writer_then_runs(held):
+    db, holder = held
+    releaser = subprocess.Popen(["sh", "-c", f"sleep 3; kill {holder.pid}"])
+    started = time.monotonic()
+    done = subprocess.run([dbt_executable(), *DIM_BUILD], cwd=PROJECT, capture_output=True, text=True,
+                          env=cli_env(db, {"HINDSIGHT_LOCK_WAIT": "60"}))
+    releaser.wait()
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert time.monotonic() - started >= 3
+
+
+def test_hindsight_build_reports_a_held_warehouse_as_such_not_as_bad_arguments(held):
+    db, holder = held
+    done = hindsight(db, "build", expect=None, env={"HINDSIGHT_LOCK_WAIT": "0.5"})
+    assert done.returncode != 0 and BUSY in done.stderr and f"PID {holder.pid}" in done.stderr
+    assert "check the arguments" not in done.output
