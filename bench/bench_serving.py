@@ -4,8 +4,9 @@ reading the snapshot instead of the warehouse.
 On a warehouse of S x the paper's cases (bench_metrics.generate):
 - the full build, and the publish inside it (the on-run-end hook's own time, from run_results.json),
   in seconds and as a share of the build; the snapshot's size on disk beside the warehouse's;
-- an appended model's build, alone and then (another model) with readers at work: one opening a
-  connection per query, as Superset does, a few times a second, one holding a pooled connection;
+- an appended model's build, alone and then the same build from the same state with readers at work:
+  one opening a connection per query, as Superset does, one holding a pooled connection, each a few
+  queries a second;
 - three typical BI queries, each the median of REPEAT runs, on the serving file and on the
   warehouse (read-only), with a connection per query and with one kept open.
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -46,6 +48,8 @@ QUERIES = {
                             group by all order by all""",
 }
 REPEAT = 7
+# each reader's pause between queries: two dashboards refreshing a few times a second
+READER_PAUSE = 0.2
 
 
 def latency(path: Path, sql: str, per_query: bool) -> float:
@@ -70,6 +74,7 @@ def hook_seconds(target: Path) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--scale", type=int, default=1)
+    parser.add_argument("--no-append", action="store_true", help="the full build and the queries only")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="hindsight-serving-"))
     db = folder / "warehouse.duckdb"
@@ -98,16 +103,21 @@ def main() -> None:
             row[mode] = {"serving": round(served, 4), "warehouse": round(live, 4), "ratio": round(served / live, 2)}
         figures["query_seconds"][name] = row
 
-    # an appended model's build, without readers and then with them
+    # an appended model's build, without readers and then, from the same warehouse state, with them
+    if args.no_append:
+        return finish(figures, args.scale)
     append_model(db, args.scale)
+    before = folder / "before-append.duckdb"
+    shutil.copy(db, before)
     wall, _ = child(db, [*HINDSIGHT, "build", *BUILD], env)
     figures["append_build"] = {"seconds": round(wall, 1), "publish_seconds": round(hook_seconds(target), 2)}
-    append_model(db, args.scale)
+    shutil.copy(before, db)             # the same build again, the same work, while readers query
     stop, logs = folder / "stop", folder / "readers"
     logs.mkdir()
-    readers = [subprocess.Popen([sys.executable, str(READERS), kind, str(serve), str(logs / f"{kind}.jsonl"), str(stop)],
-                                cwd=PROJECT) for kind in ("per-query", "pooled")]
+    readers = [subprocess.Popen([sys.executable, str(READERS), kind, str(serve), str(logs / f"{kind}.jsonl"), str(stop),
+                                 str(READER_PAUSE)], cwd=PROJECT) for kind in ("per-query", "pooled")]
     try:
+        time.sleep(1)
         wall, _ = child(db, [*HINDSIGHT, "build", *BUILD], env)
     finally:
         stop.touch()
@@ -117,10 +127,15 @@ def main() -> None:
     figures["append_build_with_readers"] = {
         "seconds": round(wall, 1), "publish_seconds": round(hook_seconds(target), 2),
         "vs_without": round(wall / figures["append_build"]["seconds"], 3),
-        "reader_queries": len(records), "failed_queries": sum(1 for r in records if r["error"])}
+        "reader_queries": len(records), "reader_queries_per_second": round(len(records) / wall, 1),
+        "failed_queries": sum(1 for r in records if r["error"])}
+    finish(figures, args.scale)
+
+
+def finish(figures: dict, scale: int) -> None:
     out = PROJECT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"serving_scale{args.scale}.json").write_text(json.dumps(figures, indent=2))
+    (out / f"serving_scale{scale}.json").write_text(json.dumps(figures, indent=2))
     print(json.dumps(figures, indent=2))
 
 

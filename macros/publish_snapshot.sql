@@ -14,7 +14,9 @@
 
 {# the reason a run publishes nothing, or '' when it publishes #}
 {% macro publish_snapshot_refusal(results) -%}
-    {%- if results is none -%}
+    {%- if env_var('HINDSIGHT_PUBLISH', 'on') | lower in ('off', '0', 'false', 'no') -%}
+        {{- return('HINDSIGHT_PUBLISH is off: readers read the warehouse with --live') -}}
+    {%- elif results is none -%}
         {{- return('') -}}
     {%- elif flags.WHICH not in ('build', 'run') -%}
         {{- return('dbt ' ~ flags.WHICH ~ ' changes no mart') -}}
@@ -63,10 +65,15 @@
         {{- log('hindsight: snapshot ' ~ snapshot_id ~ ' is already published', info=true) -}}
         {{- return('') -}}
     {%- endif -%}
+    {#- one thread: the answer-level marts are views whose aggregates over every response, built by
+        two threads at once, outgrew the memory limit at 100x the paper's cases #}
+    {%- set threads = run_query("select current_setting('threads')").columns[0].values()[0] -%}
+    {%- do run_query("set threads = 1") -%}
     {%- for mart in marts -%}
         {%- do run_query("copy (select * from " ~ mart ~ ") to '" ~ staging ~ "/" ~ mart.identifier
                          ~ ".parquet' (format parquet, compression zstd)") -%}
     {%- endfor -%}
+    {%- do run_query("set threads = " ~ threads) -%}
     {%- set columns = run_query("select table_name, column_name, data_type from information_schema.columns where table_schema = 'main' and table_name in ('"
                                 ~ (marts | map(attribute='identifier') | join("', '")) ~ "') order by table_name, ordinal_position") -%}
     {%- set rows = [] -%}

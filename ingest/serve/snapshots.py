@@ -124,6 +124,11 @@ def commit(warehouse: Path, staging: Path, snapshot_id: str, columns: list[list[
             file = staging / f"{mart}.parquet"
             entry["rows"] = con.execute("select sum(num_rows) from parquet_file_metadata(?)", [str(file)]).fetchone()[0]
             entry["bytes"] = file.stat().st_size
+            # the columns Parquet gives back as another type (JSON comes back as text, say): the view casts them
+            stored = dict(con.execute("select column_name, column_type from (describe select * from read_parquet(?))",
+                                      [str(file)]).fetchall())
+            entry["cast"] = [c for c, t in entry["columns"] if stored.get(c) != t]
+            _fsync_file(file)
     manifest = {"snapshot_id": snapshot_id, "published_at": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
                 "warehouse": str(warehouse), "marts": marts}
     _write_durably(staging / MANIFEST, json.dumps(manifest, indent=1) + "\n")
@@ -140,6 +145,11 @@ def _write_durably(path: Path, text: str) -> None:
     with open(path, "w") as handle:
         handle.write(text)
         handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _fsync_file(path: Path) -> None:
+    with open(path, "rb") as handle:
         os.fsync(handle.fileno())
 
 
@@ -183,10 +193,15 @@ def _literal(text: str) -> str:
 
 
 def serving_views(warehouse: Path, marts: dict[str, dict]) -> dict[str, str]:
-    """Each mart's view over `current/<mart>.parquet`, cast to the warehouse's types (JSON, for one,
-    is text in Parquet)."""
+    """Each mart's view over `current/<mart>.parquet`, with the warehouse's columns and types (a column
+    Parquet stores as another type, JSON as text for one, is cast back)."""
     link = snapshots_root(warehouse) / CURRENT
-    return {mart: "select " + ", ".join(f"cast({_quote(c)} as {t}) as {_quote(c)}" for c, t in entry["columns"])
+
+    def column(name: str, dtype: str, cast: set[str]) -> str:
+        return f"cast({_quote(name)} as {dtype}) as {_quote(name)}" if name in cast else _quote(name)
+
+    return {mart: "select " + ", ".join(column(c, t, set(entry.get("cast", [c for c, _ in entry["columns"]])))
+                                        for c, t in entry["columns"])
             + f" from read_parquet({_literal(str(link / f'{mart}.parquet'))})" for mart, entry in sorted(marts.items())}
 
 

@@ -1,10 +1,11 @@
 """A reader of the serving file, as BI tools and notebooks are (run as a process by test_serving.py).
 
-    python serving_readers.py per-query SERVE OUT STOP   # a connection per query, as Superset opens them
-    python serving_readers.py pooled SERVE OUT STOP      # one SQLAlchemy QueuePool connection held throughout
-    python serving_readers.py slow SERVE OUT SECONDS     # one query that takes SECONDS
+    python serving_readers.py per-query SERVE OUT STOP [PAUSE]   # a connection per query, as Superset opens them
+    python serving_readers.py pooled SERVE OUT STOP [PAUSE]      # one SQLAlchemy QueuePool connection held throughout
+    python serving_readers.py slow SERVE OUT SECONDS             # one query that takes SECONDS
 
-Each query's start, end, result or error is one JSON line of OUT; the loops end when the file STOP exists.
+Each query's start, end, result or error is one JSON line of OUT; the loops end when the file STOP
+exists, and pause PAUSE seconds between queries (default 0.05).
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def record(out, name: str, started: float, result=None, error: str | None = None
     out.flush()
 
 
-def per_query(serve: str, out, stop: Path) -> None:
+def per_query(serve: str, out, stop: Path, pause: float = PAUSE) -> None:
     while not stop.exists():
         for name, sql in QUERIES.items():
             started = time.time()
@@ -39,10 +40,10 @@ def per_query(serve: str, out, stop: Path) -> None:
                     record(out, name, started, con.execute(sql).fetchall())
             except duckdb.Error as error:
                 record(out, name, started, error=str(error))
-            time.sleep(PAUSE)
+            time.sleep(pause)
 
 
-def pooled(serve: str, out, stop: Path) -> None:
+def pooled(serve: str, out, stop: Path, pause: float = PAUSE) -> None:
     from sqlalchemy import create_engine, text
     from sqlalchemy.pool import QueuePool
 
@@ -55,7 +56,7 @@ def pooled(serve: str, out, stop: Path) -> None:
                     record(out, name, started, connection.execute(text(sql)).fetchall())
                 except Exception as error:      # noqa: BLE001 - any failure is what the test counts
                     record(out, name, started, error=str(error))
-                time.sleep(PAUSE)
+                time.sleep(pause)
 
 
 def slow(serve: str, out, seconds: float) -> None:
@@ -79,9 +80,9 @@ def slow(serve: str, out, seconds: float) -> None:
 
 
 if __name__ == "__main__":
-    kind, serve, out_path, arg = sys.argv[1:5]
+    kind, serve, out_path, arg, *pause = sys.argv[1:]
     with open(out_path, "a") as out:
         if kind == "slow":
             slow(serve, out, float(arg))
         else:
-            {"per-query": per_query, "pooled": pooled}[kind](serve, out, Path(arg))
+            {"per-query": per_query, "pooled": pooled}[kind](serve, out, Path(arg), *map(float, pause))
