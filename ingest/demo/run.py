@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from ingest.build import build
-from ingest.db import connect, warehouse_path
+from ingest.db import connect, serve_path, warehouse_path
 from ingest.demo.simulated_annotators import fill_packet
 from ingest.demo.simulated_panel import write_panel
 from ingest.llm.answer import answer_requests, generate_narratives
@@ -229,4 +229,5 @@ def run_demo(report_dir: Path = Path("reports")) -> int:
     print(audit_text(db))
     print()
     print(f"hindsight demo: report written to {write_report(db, report_dir).resolve()}")
+    print(f"hindsight demo: BI tools and notebooks connect read-only to {serve_path(db)}, the marts every build publishes")
     return 0

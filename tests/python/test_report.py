@@ -142,6 +142,8 @@ def test_report_needs_a_built_warehouse(cli, warehouse, tmp_path):
     with connect(warehouse):
         pass                                    # raw tables only: nothing built yet
     out = cli("report", "--out", tmp_path / "r", expect=2).output
+    assert "no published snapshot of the marts yet" in out and "hindsight build" in out
+    out = cli("report", "--out", tmp_path / "r", "--live", expect=2).output
     assert "marts not built" in out and "hindsight build" in out
 
 
