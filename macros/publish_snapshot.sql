@@ -5,11 +5,17 @@
    publish_snapshot` (`hindsight publish`) publishes the warehouse as it stands. #}
 {% macro publish_snapshot(results=none) -%}
     {%- if execute -%}
-        {%- do return(adapter.dispatch('publish_snapshot')(results)) -%}
+        {%- set refusal = publish_snapshot_refusal(results) -%}
+        {%- if refusal -%}
+            {{- log('hindsight: no snapshot published: ' ~ refusal, info=true) -}}
+        {%- else -%}
+            {%- do adapter.dispatch('publish_snapshot')(public_mart_relations()) -%}
+        {%- endif -%}
     {%- endif -%}
+    {{- return('') -}}
 {%- endmacro %}
 
-{% macro default__publish_snapshot(results) -%}
+{% macro default__publish_snapshot(marts) -%}
 {%- endmacro %}
 
 {# the reason a run publishes nothing, or '' when it publishes #}
@@ -46,13 +52,7 @@
     {{- return(relations) -}}
 {%- endmacro %}
 
-{% macro duckdb__publish_snapshot(results) -%}
-    {%- set refusal = publish_snapshot_refusal(results) -%}
-    {%- if refusal -%}
-        {{- log('hindsight: no snapshot published: ' ~ refusal, info=true) -}}
-        {{- return('') -}}
-    {%- endif -%}
-    {%- set marts = public_mart_relations() -%}
+{% macro duckdb__publish_snapshot(marts) -%}
     {%- set present = run_query("select table_name from information_schema.tables where table_schema = 'main'").columns[0].values() -%}
     {%- set missing = marts | map(attribute='identifier') | reject('in', present) | list -%}
     {%- if missing -%}
@@ -91,13 +91,7 @@
    tables once every table is written: a view is replaced in one metastore operation, so each mart a
    reader reads is one build's, whole, and a failed or killed build leaves the views as they were. The
    newest HINDSIGHT_SNAPSHOT_KEEP snapshot databases (default 3) stay for queries in flight. #}
-{% macro spark__publish_snapshot(results) -%}
-    {%- set refusal = publish_snapshot_refusal(results) -%}
-    {%- if refusal -%}
-        {{- log('hindsight: no snapshot published: ' ~ refusal, info=true) -}}
-        {{- return('') -}}
-    {%- endif -%}
-    {%- set marts = public_mart_relations() -%}
+{% macro spark__publish_snapshot(marts) -%}
     {%- set dim_build = marts | selectattr('identifier', 'equalto', 'dim_build') | first -%}
     {%- set snapshot_id = run_query('select dbt_invocation_id from ' ~ dim_build).columns[0].values()[0] -%}
     {%- set database = 'snapshot_' ~ run_started_at.strftime('%Y%m%d%H%M%S') ~ '_' ~ snapshot_id.replace('-', '_') -%}

@@ -82,6 +82,21 @@ def cli(warehouse):
     return invoke
 
 
+@pytest.fixture
+def held(tmp_path):
+    """A warehouse another process (a load, a BI tool) keeps open for writing, and that process."""
+    db = new_warehouse(tmp_path)
+    hindsight(db, "status", in_process=True)
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); "
+                               "print('open', flush=True); sys.stdin.read()", str(db)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "open"
+    yield db, holder
+    if holder.poll() is None:
+        holder.stdin.close()
+        holder.wait(timeout=10)
+
+
 def query(path: Path, sql: str, params=None) -> list[tuple]:
     with duckdb.connect(str(path), read_only=True) as con:
         return con.execute(sql, params or []).fetchall()

@@ -182,21 +182,6 @@ def test_no_snapshot_yet_says_how_to_get_one_and_live_reads_the_warehouse(tmp_pa
     assert "1" in hindsight(db, "query", "select 1 as one", "--live").stdout
 
 
-@pytest.fixture
-def held(tmp_path):
-    """A warehouse another process (a load, say) keeps open for writing, and its PID."""
-    db = new_warehouse(tmp_path)
-    hindsight(db, "status", in_process=True)
-    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); "
-                               "print('open', flush=True); sys.stdin.read()", str(db)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert holder.stdout.readline().strip() == "open"
-    yield db, holder
-    if holder.poll() is None:
-        holder.stdin.close()
-        holder.wait(timeout=10)
-
-
 DIM_BUILD = ["run", "--select", "dim_build", "--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT)]
 
 

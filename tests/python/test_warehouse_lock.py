@@ -3,27 +3,11 @@ waits HINDSIGHT_LOCK_WAIT seconds for it, then says who holds it and what to do,
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 
 import pytest
 
-from conftest import hindsight, new_warehouse, scalar
-
-
-@pytest.fixture
-def held(tmp_path):
-    """A warehouse another process keeps open for writing, and a way to let it go."""
-    db = new_warehouse(tmp_path)
-    hindsight(db, "status", in_process=True)               # creates the raw tables
-    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); "
-                               "print('open', flush=True); sys.stdin.read()", str(db)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert holder.stdout.readline().strip() == "open"
-    yield db, holder
-    if holder.poll() is None:
-        holder.stdin.close()
-        holder.wait(timeout=10)
+from conftest import hindsight, scalar
 
 
 @pytest.mark.parametrize("command", [["status"], ["build"], ["query", "select 1", "--live"], ["report", "--out", "r", "--live"],
