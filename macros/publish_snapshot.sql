@@ -70,7 +70,8 @@
     {%- set threads = run_query("select current_setting('threads')").columns[0].values()[0] -%}
     {%- do run_query("set threads = 1") -%}
     {%- for mart in marts -%}
-        {%- do run_query("copy (select * from " ~ mart ~ ") to '" ~ staging ~ "/" ~ mart.identifier
+        {#- named <mart>-<snapshot id>.parquet (ingest/serve/snapshots.py mart_file) #}
+        {%- do run_query("copy (select * from " ~ mart ~ ") to '" ~ staging ~ "/" ~ mart.identifier ~ "-" ~ snapshot_id
                          ~ ".parquet' (format parquet, compression zstd)") -%}
     {%- endfor -%}
     {%- do run_query("set threads = " ~ threads) -%}

@@ -3,10 +3,10 @@
 DuckDB allows one writing process per file, or many readers, never both: a BI tool holding the
 warehouse open makes a build fail, and a build makes every reader fail. So readers never open the
 warehouse. At the end of every successful build the public marts are written as an immutable
-snapshot, one folder per build (`<id>/<mart>.parquet` and `manifest.json`), and `current`, a
+snapshot, one folder per build (`<id>/<mart>-<id>.parquet` and `manifest.json`), and `current`, a
 symbolic link, is switched to it in one atomic rename. The serving file (`$HINDSIGHT_SERVE`, by
 default `<warehouse>.marts.duckdb` beside the warehouse) holds one view per public mart over
-`current/<mart>.parquet`, with the mart's columns and types. No build opens it for writing (it is
+its file in `current/`, with the mart's columns and types. No build opens it for writing (it is
 rewritten, by rename, only when the marts' columns change), so readers keep their connections
 across builds and each query reads the snapshot `current` names when it starts: DuckDB opens a
 view's file once when it binds the query and reads that file to the end, so a switch mid-query
@@ -121,7 +121,7 @@ def commit(warehouse: Path, staging: Path, snapshot_id: str, columns: list[list[
         marts.setdefault(mart, {"columns": []})["columns"].append([column, dtype])
     with duckdb.connect() as con:
         for mart, entry in marts.items():
-            file = staging / f"{mart}.parquet"
+            file = staging / mart_file(mart, snapshot_id)
             entry["rows"] = con.execute("select sum(num_rows) from parquet_file_metadata(?)", [str(file)]).fetchone()[0]
             entry["bytes"] = file.stat().st_size
             # the columns Parquet gives back as another type (JSON comes back as text, say): the view casts them
@@ -139,6 +139,14 @@ def commit(warehouse: Path, staging: Path, snapshot_id: str, columns: list[list[
     ensure_serving_file(warehouse, marts)
     prune(warehouse)
     return final
+
+
+def mart_file(mart: str, snapshot_id: str) -> str:
+    """A mart's file in snapshot SNAPSHOT_ID. The name carries the snapshot, so that no two
+    snapshots' files share a path: DuckDB caches what it read of a file by its path, and a reader
+    holding one transaction across publishes read the new file through the old one's cached blocks
+    ("TProtocolException: Invalid data") when every snapshot's file had the same name."""
+    return f"{mart}-{snapshot_id}.parquet"
 
 
 def _write_durably(path: Path, text: str) -> None:
@@ -193,7 +201,7 @@ def _literal(text: str) -> str:
 
 
 def serving_views(warehouse: Path, marts: dict[str, dict]) -> dict[str, str]:
-    """Each mart's view over `current/<mart>.parquet`, with the warehouse's columns and types (a column
+    """Each mart's view over its one file in `current/` (`<mart>-<snapshot id>.parquet`), with the warehouse's columns and types (a column
     Parquet stores as another type, JSON as text for one, is cast back)."""
     link = snapshots_root(warehouse) / CURRENT
 
@@ -202,7 +210,7 @@ def serving_views(warehouse: Path, marts: dict[str, dict]) -> dict[str, str]:
 
     return {mart: "select " + ", ".join(column(c, t, set(entry.get("cast", [c for c, _ in entry["columns"]])))
                                         for c, t in entry["columns"])
-            + f" from read_parquet({_literal(str(link / f'{mart}.parquet'))})" for mart, entry in sorted(marts.items())}
+            + f" from read_parquet({_literal(str(link / mart_file(mart, '*')))})" for mart, entry in sorted(marts.items())}
 
 
 def ensure_serving_file(warehouse: Path, marts: dict[str, dict]) -> bool:

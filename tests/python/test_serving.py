@@ -152,9 +152,9 @@ def test_snapshots_are_immutable_current_switches_and_old_ones_go(tmp_path, monk
         staging = Path(snapshots.begin(warehouse, snapshot_id))
         with duckdb.connect() as con:
             con.execute(f"copy (select '{snapshot_id}' as dbt_invocation_id, timestamp '2026-12-04' as built_at) "
-                        f"to '{staging}/dim_build.parquet'")
+                        f"to '{staging / snapshots.mart_file('dim_build', snapshot_id)}'")
             con.execute(f"copy (select '{{\"k\": {number}}}'::json as payload, range::integer as n from range({number})) "
-                        f"to '{staging}/fct_x.parquet'")
+                        f"to '{staging / snapshots.mart_file('fct_x', snapshot_id)}'")
         abandoned = Path(snapshots.begin(warehouse, f"killed-{number}"))        # a build killed while it wrote
         snapshots.commit(warehouse, staging, snapshot_id, columns)
         assert not abandoned.exists() and snapshots.begin(warehouse, snapshot_id) == ""     # published once
