@@ -178,9 +178,14 @@ def main() -> None:
         wall, _ = dbt(db, "test", "--select", "assert_bootstrap_cis_match_pure_sql",
                       "--vars", '{"bootstrap_sql_check_max_cases": 100000}')
         figures["pure_sql_cross_check_seconds"] = round(model_timings()["assert_bootstrap_cis_match_pure_sql"], 1)
+    write_results(f"metrics_scale{args.scale}.json", figures)
+
+
+def write_results(name: str, figures: dict) -> None:
+    """FIGURES into bench/results/NAME (not committed), and on standard output."""
     out = PROJECT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"metrics_scale{args.scale}.json").write_text(json.dumps(figures, indent=2))
+    (out / name).write_text(json.dumps(figures, indent=2))
     print(json.dumps(figures, indent=2))
 
 

@@ -13,7 +13,6 @@ same draws, timed in the same run).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -23,7 +22,7 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
-from bench_metrics import EVAL_TARGET_MODELS, METRIC_MODELS, child, generate, model_timings
+from bench_metrics import EVAL_TARGET_MODELS, METRIC_MODELS, child, generate, model_timings, write_results
 
 from ingest.db import connect
 from ingest.stats import bootstrap
@@ -170,10 +169,7 @@ def main() -> None:
     figures["reference_seconds"] = round(reference["total"], 2)
     figures["reference_aggregate_seconds"] = round(reference["aggregate"], 2)
     figures["metric_models_vs_reference"] = round(figures["metric_models_seconds"] / figures["reference_seconds"], 2)
-    out = PROJECT / "bench" / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"refresh_scale{args.scale}.json").write_text(json.dumps(figures, indent=2))
-    print(json.dumps(figures, indent=2))
+    write_results(f"refresh_scale{args.scale}.json", figures)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 import duckdb
-from bench_metrics import child, generate, model_timings
+from bench_metrics import child, generate, model_timings, write_results
 from bench_refresh import BUILD, HINDSIGHT, PROJECT, append_model
 
 from ingest.db import serve_path
@@ -105,7 +105,7 @@ def main() -> None:
 
     # an appended model's build, without readers and then, from the same warehouse state, with them
     if args.no_append:
-        return finish(figures, args.scale)
+        return write_results(f"serving_scale{args.scale}.json", figures)
     append_model(db, args.scale)
     before = folder / "before-append.duckdb"
     shutil.copy(db, before)
@@ -129,14 +129,7 @@ def main() -> None:
         "vs_without": round(wall / figures["append_build"]["seconds"], 3),
         "reader_queries": len(records), "reader_queries_per_second": round(len(records) / wall, 1),
         "failed_queries": sum(1 for r in records if r["error"])}
-    finish(figures, args.scale)
-
-
-def finish(figures: dict, scale: int) -> None:
-    out = PROJECT / "bench" / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"serving_scale{scale}.json").write_text(json.dumps(figures, indent=2))
-    print(json.dumps(figures, indent=2))
+    write_results(f"serving_scale{args.scale}.json", figures)
 
 
 if __name__ == "__main__":

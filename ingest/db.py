@@ -555,17 +555,23 @@ def open_warehouse(path: Path, read_only: bool = False, config: dict | None = No
 
 def wait_until_free(path: Path, config: dict | None = None) -> None:
     """Return once this process could open the warehouse for writing (waiting as open_warehouse does):
-    dbt's adapter opens it right after, and never waits itself (ingest/dbt_plugin.py)."""
+    dbt's adapter opens it right after, and never waits itself (ingest/serve/dbt_plugin.py)."""
     open_warehouse(path, config=config).close()
+
+
+def require_warehouse(path: Path) -> None:
+    """Raise InputError unless the warehouse file exists (a reader must not create an empty one)."""
+    if not path.exists():
+        raise InputError(path, "no warehouse file here",
+                         "load data (`hindsight load ...`, or `hindsight demo`) and run `hindsight build`, or set HINDSIGHT_DB "
+                         "to your warehouse file")
 
 
 @contextmanager
 def connect(path: Path | None = None, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
     path = path or warehouse_path()
-    if read_only and not path.exists():
-        raise InputError(path, "no warehouse file here",
-                         "load data (`hindsight load ...`, or `hindsight demo`) and run `hindsight build`, or set HINDSIGHT_DB "
-                         "to your warehouse file")
+    if read_only:
+        require_warehouse(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     con = open_warehouse(path, read_only=read_only)
     try:

@@ -53,7 +53,14 @@
 {%- endmacro %}
 
 {% macro duckdb__publish_snapshot(marts) -%}
-    {%- set present = run_query("select table_name from information_schema.tables where table_schema = 'main'").columns[0].values() -%}
+    {#- the marts' columns as the warehouse declares them: what the manifest records and the views cast to #}
+    {%- set columns = run_query("select table_name, column_name, data_type from information_schema.columns where table_schema = 'main' and table_name in ('"
+                                ~ (marts | map(attribute='identifier') | join("', '")) ~ "') order by table_name, ordinal_position") -%}
+    {%- set rows = [] -%}
+    {%- for row in columns.rows -%}
+        {%- do rows.append([row[0], row[1], row[2]]) -%}
+    {%- endfor -%}
+    {%- set present = rows | map('first') | list -%}
     {%- set missing = marts | map(attribute='identifier') | reject('in', present) | list -%}
     {%- if missing -%}
         {{- log('hindsight: no snapshot published: marts not built yet: ' ~ (missing[:5] | join(', ')), info=true) -}}
@@ -75,12 +82,6 @@
                          ~ ".parquet' (format parquet, compression zstd)") -%}
     {%- endfor -%}
     {%- do run_query("set threads = " ~ threads) -%}
-    {%- set columns = run_query("select table_name, column_name, data_type from information_schema.columns where table_schema = 'main' and table_name in ('"
-                                ~ (marts | map(attribute='identifier') | join("', '")) ~ "') order by table_name, ordinal_position") -%}
-    {%- set rows = [] -%}
-    {%- for row in columns.rows -%}
-        {%- do rows.append([row[0], row[1], row[2]]) -%}
-    {%- endfor -%}
     {%- set published = run_query("select hindsight_snapshot_commit('" ~ staging ~ "', '" ~ snapshot_id ~ "', '"
                                   ~ (tojson(rows) | replace("'", "''")) ~ "')").columns[0].values()[0] -%}
     {{- log('hindsight: published snapshot ' ~ snapshot_id ~ ' of ' ~ (marts | length) ~ ' marts: ' ~ published, info=true) -}}

@@ -5,7 +5,7 @@
   $HINDSIGHT_LOCK_WAIT seconds for another writer (a load, another build) to let it go, then
   fails with the message that names the holder, instead of DuckDB's bare lock error at once;
 - it gives dbt's connection the functions the on-run-end hook publishes a snapshot with
-  (macros/publish_snapshot.sql; ingest/snapshots.py): the hook writes the Parquet files through
+  (macros/publish_snapshot.sql; ingest/serve/snapshots.py): the hook writes the Parquet files through
   dbt's own connection, these do the file-system steps.
 """
 from __future__ import annotations

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import duckdb
 
-from ingest.db import duckdb_settings, open_warehouse, serve_path
+from ingest.db import duckdb_settings, open_warehouse, require_warehouse, serve_path
 from ingest.errors import InputError
 
 KEEP_ENV = "HINDSIGHT_SNAPSHOT_KEEP"
@@ -229,8 +229,7 @@ def ensure_serving_file(warehouse: Path, marts: dict[str, dict]) -> bool:
         for mart, sql in views.items():
             con.execute(f"create view {_quote(mart)} as {sql}")
         con.execute(f"create schema {META}")
-        con.execute(f"create table {META}.views as select ? as signature, ? as snapshots_root",
-                    [signature, str(snapshots_root(warehouse))])
+        con.execute(f"create table {META}.views as select ? as signature", [signature])
         con.execute("checkpoint")
     os.replace(fresh, serve)
     return True
@@ -272,8 +271,5 @@ def open_marts(warehouse: Path, live: bool = False) -> duckdb.DuckDBPyConnection
     one), or with LIVE the warehouse itself, read-only (it waits for a build, and a build for it)."""
     if not live:
         return open_serving(warehouse)
-    if not warehouse.exists():
-        raise InputError(warehouse, "no warehouse file here",
-                         "load data (`hindsight load ...`, or `hindsight demo`) and run `hindsight build`, or set HINDSIGHT_DB "
-                         "to your warehouse file")
+    require_warehouse(warehouse)
     return open_warehouse(warehouse, read_only=True)
