@@ -3,19 +3,26 @@
 DuckDB allows one writing process per file, or many readers, never both: a BI tool holding the
 warehouse open makes a build fail, and a build makes every reader fail. So readers never open the
 warehouse. At the end of every successful build the public marts are written as an immutable
-snapshot, one folder per build (`<id>/<mart>-<id>.parquet` and `manifest.json`), and `current`, a
-symbolic link, is switched to it in one atomic rename. The serving file (`$HINDSIGHT_SERVE`, by
-default `<warehouse>.marts.duckdb` beside the warehouse) holds one view per public mart over
-its file in `current/`, with the mart's columns and types. No build opens it for writing (it is
-rewritten, by rename, only when the marts' columns change), so readers keep their connections
-across builds and each query reads the snapshot `current` names when it starts: DuckDB opens a
-view's file once when it binds the query and reads that file to the end, so a switch mid-query
-changes nothing for it, and a snapshot removed meanwhile stays readable through its open handle.
+snapshot, one folder per build (`<id>/<mart>-<id>.parquet` and `manifest.json`), and the pointer
+file `current.csv` is switched to it in one atomic rename. The serving file (`$HINDSIGHT_SERVE`, by
+default `<warehouse>.marts.duckdb` beside the warehouse) holds one view per public mart. No build
+opens it for writing (it is rewritten, by rename, only when the marts' columns change), so readers
+keep their connections across builds and each query reads the snapshot the pointer names.
+
+A view cannot name its file through a link that a publish switches, nor list a folder a file is
+removed from: DuckDB opens a query's files more than once (to bind, then to scan), so a fixed path
+read one snapshot's metadata and the next one's bytes, and a listed name could be gone when it was
+opened. Instead `live/` holds SLOTS files per mart, `<mart>-slot<k>.parquet`, that always exist:
+a publish renames a hard link to its file over the next slot, then points the pointer at that slot,
+and each view reads the glob `live/<mart>-*.parquet` and keeps the rows of the slot the pointer
+names. A slot is overwritten only SLOTS publishes after it was named, so a query that read the
+pointer opens the snapshot it named, and a file it lists is always there. `<mart>-0-schema.parquet`,
+empty, sorts first: DuckDB takes the view's columns from the first file it lists.
 
 The snapshot's id is the build's dbt invocation id, which its dim_build holds: a reader asks
 dim_build which build it sees. A failed or killed build publishes nothing; its staging folder
-(`.staging-<id>`) is never named by `current` and the next publish removes it. The last
-$HINDSIGHT_SNAPSHOT_KEEP snapshots (default 3) stay on disk so that queries in flight finish.
+(`.staging-<id>`) is never named by the pointer and the next publish removes it. The last
+$HINDSIGHT_SNAPSHOT_KEEP snapshots (default 3) stay on disk, to be pinned or compared.
 
 dbt writes the Parquet files in its on-run-end hook (macros/publish_snapshot.sql) through its own
 connection; the file-system steps here run in dbt's process as DuckDB functions the project's dbt
@@ -38,7 +45,10 @@ from ingest.errors import InputError
 
 KEEP_ENV = "HINDSIGHT_SNAPSHOT_KEEP"
 DEFAULT_KEEP = 3
-CURRENT, MANIFEST, STAGING = "current", "manifest.json", ".staging-"
+POINTER, LIVE, MANIFEST, STAGING = "current.csv", "live", "manifest.json", ".staging-"
+SCHEMA_FILE = "0-schema"        # sorts before the slots: listed first
+SLOTS = 2                       # the current snapshot's slot and the one the next publish overwrites
+FILE_COLUMN = "_hindsight_file"  # the views' filename column (filename=...), out of every mart's way
 # where the serving file records what its views were made from (a schema of its own, out of the marts' way)
 META = "hindsight_serving"
 
@@ -93,12 +103,13 @@ def snapshots(warehouse: Path) -> list[Snapshot]:
 
 def current(warehouse: Path) -> Snapshot | None:
     """The snapshot readers see now, or None before the first publish."""
-    link = snapshots_root(warehouse) / CURRENT
-    if not link.is_symlink():
+    root = snapshots_root(warehouse)
+    pointer = _pointer(root)
+    if pointer is None:
         return None
-    folder = link.parent / os.readlink(link)
-    manifest = _read_manifest(folder)
-    return Snapshot(folder.name, folder, manifest) if manifest else None
+    snapshot_id = pointer[0]
+    manifest = _read_manifest(root / snapshot_id)
+    return Snapshot(snapshot_id, root / snapshot_id, manifest) if manifest else None
 
 
 def begin(warehouse: Path, snapshot_id: str) -> str:
@@ -113,7 +124,7 @@ def begin(warehouse: Path, snapshot_id: str) -> str:
 
 
 def commit(warehouse: Path, staging: Path, snapshot_id: str, columns: list[list[str]]) -> Path:
-    """Make the staging folder snapshot SNAPSHOT_ID and `current`, then prune: COLUMNS are the
+    """Make the staging folder snapshot SNAPSHOT_ID and the current one, then prune: COLUMNS are the
     marts' [mart, column, type] rows in column order, as the warehouse declares them."""
     root, staging = snapshots_root(warehouse), Path(staging)
     marts: dict[str, dict] = {}
@@ -135,18 +146,57 @@ def commit(warehouse: Path, staging: Path, snapshot_id: str, columns: list[list[
     final = root / snapshot_id
     os.rename(staging, final)
     _fsync_dir(root)
-    _point_current(root, snapshot_id)
+    slot = _fill_slot(root, final, snapshot_id, marts)
+    _point_current(root, snapshot_id, slot)
     ensure_serving_file(warehouse, marts)
     prune(warehouse)
     return final
 
 
 def mart_file(mart: str, snapshot_id: str) -> str:
-    """A mart's file in snapshot SNAPSHOT_ID. The name carries the snapshot, so that no two
-    snapshots' files share a path: DuckDB caches what it read of a file by its path, and a reader
-    holding one transaction across publishes read the new file through the old one's cached blocks
-    ("TProtocolException: Invalid data") when every snapshot's file had the same name."""
+    """A mart's file in snapshot SNAPSHOT_ID (or in live/, for a slot or the schema file)."""
     return f"{mart}-{snapshot_id}.parquet"
+
+
+def _pointer(root: Path) -> tuple[str, int] | None:
+    try:
+        snapshot_id, slot = (root / POINTER).read_text().splitlines()[1].split(",")
+        return snapshot_id, int(slot)
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _fill_slot(root: Path, final: Path, snapshot_id: str, marts: dict[str, dict]) -> int:
+    """Put the snapshot's files in live/, in the slot after the current one, and return that slot.
+    Each mart's schema file, and every slot that does not exist yet, is first made an empty file
+    of the mart's columns (anew when they changed), so that every name a view lists exists."""
+    live = root / LIVE
+    live.mkdir(exist_ok=True)
+    now = _pointer(root)
+    slot = (now[1] + 1) % SLOTS if now else 0
+
+    def put(source: Path, name: str, link: bool) -> None:     # a rename over the name: never missing, never half-written
+        fresh = live / f".{name}.new"
+        fresh.unlink(missing_ok=True)
+        (os.link if link else shutil.copyfile)(source, fresh)
+        os.replace(fresh, live / name)
+
+    with duckdb.connect() as con:
+        for mart in marts:
+            file, schema = final / mart_file(mart, snapshot_id), live / mart_file(mart, SCHEMA_FILE)
+            columns = "select column_name, column_type from (describe select * from read_parquet(?))"
+            changed = not schema.exists() or con.execute(columns, [str(schema)]).fetchall() != con.execute(columns, [str(file)]).fetchall()
+            if changed:
+                con.execute(f"copy (select * from read_parquet({_literal(str(file))}) limit 0) to "
+                            f"{_literal(str(live / f'.{schema.name}.new'))} (format parquet)")
+                os.replace(live / f".{schema.name}.new", schema)
+            for other in range(SLOTS):
+                if other != slot and (changed or not (live / mart_file(mart, f"slot{other}")).exists()):
+                    if not (now and other == now[1] and (live / mart_file(mart, f"slot{other}")).exists()):
+                        put(schema, mart_file(mart, f"slot{other}"), link=False)
+            put(file, mart_file(mart, f"slot{slot}"), link=True)
+    _fsync_dir(live)
+    return slot
 
 
 def _write_durably(path: Path, text: str) -> None:
@@ -169,13 +219,11 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def _point_current(root: Path, snapshot_id: str) -> None:
-    """`current` -> SNAPSHOT_ID in one step: a new link renamed over the old one (rename is atomic)."""
-    fresh = root / f".{CURRENT}-{snapshot_id}"
-    if fresh.is_symlink():
-        fresh.unlink()
-    os.symlink(snapshot_id, fresh)          # relative: the folder can move with its snapshots
-    os.replace(fresh, root / CURRENT)
+def _point_current(root: Path, snapshot_id: str, slot: int) -> None:
+    """The pointer -> SNAPSHOT_ID in SLOT, in one step: a new file renamed over the old one (rename is atomic)."""
+    fresh = root / f".{POINTER}-{snapshot_id}"
+    _write_durably(fresh, f"snapshot_id,slot\n{snapshot_id},{slot}\n")
+    os.replace(fresh, root / POINTER)
     _fsync_dir(root)
 
 
@@ -200,17 +248,27 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def serving_views(warehouse: Path, marts: dict[str, dict]) -> dict[str, str]:
-    """Each mart's view over its one file in `current/` (`<mart>-<snapshot id>.parquet`), with the warehouse's columns and types (a column
-    Parquet stores as another type, JSON as text for one, is cast back)."""
-    link = snapshots_root(warehouse) / CURRENT
+def serving_views(warehouse: Path, marts: dict[str, dict], pinned: str | None = None) -> dict[str, str]:
+    """Each mart's view: the rows of its file in live/ that the pointer names, with the warehouse's
+    columns and types (a column Parquet stores as another type, JSON as text for one, is cast
+    back). With PINNED, a snapshot id, the views read that snapshot's files instead."""
+    root = snapshots_root(warehouse)
 
     def column(name: str, dtype: str, cast: set[str]) -> str:
         return f"cast({_quote(name)} as {dtype}) as {_quote(name)}" if name in cast else _quote(name)
 
+    def source(mart: str) -> str:
+        if pinned:
+            return f"read_parquet({_literal(str(root / pinned / mart_file(mart, pinned)))})"
+        live = root / LIVE
+        slot = (f"(select slot from read_csv({_literal(str(root / POINTER))}, header = true, "
+                "columns = {'snapshot_id': 'VARCHAR', 'slot': 'INTEGER'}))")
+        return (f"read_parquet({_literal(str(live / mart_file(mart, '*')))}, filename = {_literal(FILE_COLUMN)}) "
+                f"where {FILE_COLUMN} = {_literal(str(live / mart))} || '-slot' || {slot} || '.parquet'")
+
     return {mart: "select " + ", ".join(column(c, t, set(entry.get("cast", [c for c, _ in entry["columns"]])))
                                         for c, t in entry["columns"])
-            + f" from read_parquet({_literal(str(link / mart_file(mart, '*')))})" for mart, entry in sorted(marts.items())}
+            + f" from {source(mart)}" for mart, entry in sorted(marts.items())}
 
 
 def ensure_serving_file(warehouse: Path, marts: dict[str, dict]) -> bool:
@@ -261,9 +319,10 @@ def open_serving(warehouse: Path) -> duckdb.DuckDBPyConnection:
 
 
 def disk_use(warehouse: Path) -> int:
-    """Bytes the snapshots take on disk (staging folders included)."""
+    """Bytes the snapshots take on disk (staging folders included; a file and its live/ link once)."""
     root = snapshots_root(warehouse)
-    return sum(f.stat().st_size for f in root.rglob("*") if f.is_file() and not f.is_symlink()) if root.is_dir() else 0
+    files = {(s.st_dev, s.st_ino): s.st_size for s in (f.stat() for f in root.rglob("*") if f.is_file())} if root.is_dir() else {}
+    return sum(files.values())
 
 
 def open_marts(warehouse: Path, live: bool = False) -> duckdb.DuckDBPyConnection:
