@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -195,6 +196,33 @@ def assert_dbt_passed(db: Path) -> None:
     """Every node of the last dbt build on `db` passed (warn is allowed: data-quality thresholds on user data)."""
     bad = [(r["unique_id"], r["status"]) for r in dbt_results(db) if r["status"] not in ("success", "pass", "warn", "no-op")]
     assert not bad, bad
+
+
+FAST_BUILD = ["--exclude", "resource_type:test", "resource_type:unit_test"]   # models only
+
+
+@pytest.fixture(scope="module")
+def requests_warehouse(tmp_path_factory):
+    """The demo loaded and its models built (no tests), once per test module: what the runners ask."""
+    from ingest.demo.run import load_demo
+
+    db = new_warehouse(tmp_path_factory.mktemp("requests"))
+    load_demo(db)
+    hindsight(db, "build", *FAST_BUILD)
+    return db
+
+
+def warehouse_copy(source: Path, tmp_path: Path, monkeypatch, keys: dict[str, str | None]) -> Path:
+    """A copy of SOURCE as HINDSIGHT_DB, with these API keys set (None: unset)."""
+    copy = tmp_path / "w.duckdb"
+    shutil.copy(source, copy)
+    monkeypatch.setenv("HINDSIGHT_DB", str(copy))
+    for name, value in keys.items():
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    return copy
 
 
 @pytest.fixture(scope="session")

@@ -4,37 +4,21 @@ cancellation), driven by the real SDK clients: exactly once across restarts and 
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
-from conftest import hindsight, new_warehouse, query, scalar
+from conftest import hindsight, query, scalar, warehouse_copy
 from fake_llm_server import FakeLLMServer
-from ingest.demo.run import load_demo
 
 pytestmark = pytest.mark.slow
 
 SECRET = "sk-test-DO-NOT-STORE-batch-0987654321"
-FAST_BUILD = ["--exclude", "resource_type:test", "resource_type:unit_test"]
 ANSWER = ["answer", "--conditions", "2.1", "--variant", "standard"]
-
-
-@pytest.fixture(scope="module")
-def requests_warehouse(tmp_path_factory):
-    db = new_warehouse(tmp_path_factory.mktemp("batches"))
-    load_demo(db)
-    hindsight(db, "build", *FAST_BUILD)
-    return db
 
 
 @pytest.fixture
 def db(requests_warehouse, tmp_path, monkeypatch):
-    copy = tmp_path / "w.duckdb"
-    shutil.copy(requests_warehouse, copy)
-    monkeypatch.setenv("HINDSIGHT_DB", str(copy))
-    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
-    return copy
+    return warehouse_copy(requests_warehouse, tmp_path, monkeypatch, {"OPENAI_API_KEY": SECRET, "ANTHROPIC_API_KEY": SECRET})
 
 
 def chat_bodies(server) -> list[dict]:

@@ -4,7 +4,6 @@ ledger, and the information boundary."""
 from __future__ import annotations
 
 import json
-import shutil
 import signal
 import subprocess
 import sys
@@ -12,35 +11,20 @@ import time
 
 import pytest
 
-from conftest import PROJECT, assert_dbt_passed, cli_env, hindsight, new_warehouse, query, scalar
+from conftest import FAST_BUILD, PROJECT, assert_dbt_passed, cli_env, hindsight, query, scalar, warehouse_copy
 from fake_llm_server import FakeLLMServer
-from ingest.demo.run import load_demo
 from ingest.llm import capabilities
 
 pytestmark = pytest.mark.slow
 
 SECRET = "sk-test-DO-NOT-STORE-1234567890"
-FAST_BUILD = ["--exclude", "resource_type:test", "resource_type:unit_test"]   # models only
 HIDDEN_NAMES = ["correct_answer", "hindsight_trap", "hindsight_trap_explanation", "eval_target", "reference_time",
                 "early_cutoff"]
 
 
-@pytest.fixture(scope="module")
-def requests_warehouse(tmp_path_factory):
-    db = new_warehouse(tmp_path_factory.mktemp("runner"))
-    load_demo(db)
-    hindsight(db, "build", *FAST_BUILD)
-    return db
-
-
 @pytest.fixture
 def db(requests_warehouse, tmp_path, monkeypatch):
-    copy = tmp_path / "w.duckdb"
-    shutil.copy(requests_warehouse, copy)
-    monkeypatch.setenv("HINDSIGHT_DB", str(copy))
-    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
-    return copy
+    return warehouse_copy(requests_warehouse, tmp_path, monkeypatch, {"OPENAI_API_KEY": SECRET, "ANTHROPIC_API_KEY": SECRET})
 
 
 def hidden_values(db):
