@@ -17,10 +17,11 @@ $(STAMP): $(BIN)/python pyproject.toml
 install: $(STAMP)
 
 # the optional extras the tests exercise: Spark (pyspark, dbt-spark) for the cross-engine tests,
-# Inspect AI for the round trip through its mock model; `make demo` needs neither
+# Inspect AI for the round trip through its mock model, a real llama.cpp server (local) for the
+# local-model tests; `make demo` needs none of them
 SPARK_STAMP := $(VENV)/.installed-extras
 $(SPARK_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,spark,inspect]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,spark,inspect,local]'
 	touch $(SPARK_STAMP)
 
 demo: $(STAMP)

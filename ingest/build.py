@@ -51,7 +51,7 @@ INCREMENTAL_FACTS = {("intermediate", "int_answer_pairs"): ["full_response_key"]
                      ("intermediate", "int_answers_scored"): ["is_latest_in_cell", "-cohort", "-response_id"],
                      ("intermediate", "int_metric_case_sums"): ["keyed_by"], ("intermediate", "int_metric_estimates"): ["scored_through"],
                      ("intermediate", "int_metric_estimates_by_eval_target"): ["scored_through"],
-                     ("main", "agg_answer_provenance"): ["scored_through"], ("main", "agg_answer_completion"): ["scored_through"],
+                     ("main", "agg_answer_provenance"): ["scored_through"], ("main", "agg_answer_completion"): ["n_context_overflow"],
                      ("intermediate", "int_answer_texts_normalised"): ["texts_fingerprint"]}
 
 

@@ -154,13 +154,19 @@ def load_inspect_command(logs: tuple[Path, ...], model: str | None, judge: str |
         sys.exit(1)
 
 
-def _run_options(function):
+MODEL_HELP = ("PROVIDER:MODEL: openai:…, anthropic:…, a local server vllm:… | ollama:… | llamacpp:… (OpenAI-compatible, "
+              "at its usual address unless --base-url), or a labelled simulator sim:prospective | sim:hindsight@P | sim:noise@P.")
+
+
+def _run_options(function, model_flag: str = "--model"):
     for option in reversed([
-        click.option("--model", "model", required=True,
-                     help="PROVIDER:MODEL: openai:…, anthropic:…, or a labelled simulator sim:prospective | sim:hindsight@P | sim:noise@P."),
+        click.option(model_flag, "model", required=True, help=MODEL_HELP),
         click.option("--base-url", help="OpenAI-compatible server (vLLM, llama.cpp, Ollama) or another API endpoint."),
         click.option("--limit", type=int, help="Only the first N matching requests in a stable order (answered or not)."),
-        click.option("--concurrency", default=8, show_default=True, help="Calls in flight at once."),
+        click.option("--concurrency", type=click.IntRange(min=1),
+                     help="Calls in flight at once (default: a local server's slots where it says them, else 8)."),
+        click.option("--context-window", type=int,
+                     help="A local server's context size in tokens, where it does not say it (llama-cpp-python's server)."),
         click.option("--profile", help="A seeds/sampling_profiles.csv profile of this request kind instead of the "
                                         "one the requests mart carries (var sampling_profiles)."),
         click.option("--temperature", type=float, help="Sampling temperature (default: the profile's; empty there means the provider's)."),
@@ -185,7 +191,7 @@ def _run_options(function):
 
 
 RUN_OPTIONS = ("profile", "temperature", "max_tokens", "reasoning_effort", "thinking_budget", "response_format", "samples",
-               "timeout", "max_retries", "api")
+               "timeout", "max_retries", "api", "context_window")
 
 
 def _overrides(options: dict):
@@ -201,18 +207,22 @@ def _overrides(options: dict):
 
 
 def _report_run(summary, what: str) -> None:
+    local = (f"{summary.overflowed} beyond the context window (context_overflow, not sent), "
+             f"{summary.prompt_truncated} answered to a shortened prompt (prompt_truncated, not answers), "
+             if summary.overflowed or summary.prompt_truncated else "")
     click.echo(f"{what}: {summary.selected} calls selected, {summary.answered} answered now, {summary.from_cache} already stored, "
                f"{summary.failed} failed, {summary.unparsed} not the expected JSON (kept with their raw text), "
-               f"{summary.truncated} truncated at the token limit; "
+               f"{summary.truncated} truncated at the token limit; {local}"
                f"tokens in {summary.input_tokens}, out {summary.output_tokens} (cost: `hindsight status`)")
     for note in summary.notes:
         click.echo(f"  note: {note}")
     for error in ([] if summary.refused else summary.errors[:5]):     # a refusal is said once, below
         click.echo(f"  failed: {error}", err=True)
     if summary.refused:
-        click.echo(f"error: {summary.refused}. Fix: set the model's row in seeds/model_capabilities.csv "
-                   "(token_parameter max_completion_tokens or max_tokens; temperature any, default_only or none) "
-                   "and run again (the run stopped at the first refusal)", err=True)
+        fix = ("pass --api chat" if "--api chat" in summary.refused else
+               "set the model's row in seeds/model_capabilities.csv (token_parameter max_completion_tokens or max_tokens; "
+               "temperature any, default_only or none) and run again")
+        click.echo(f"error: {summary.refused}. Fix: {fix} (the run stopped at the first refusal)", err=True)
     if summary.submitted or summary.in_batches or summary.batches:
         click.echo(f"  batches: {summary.submitted} calls submitted now, {summary.in_batches} already in a live batch; "
                    "`hindsight batches` lists them, `hindsight batches collect` (or this command again) stores what has finished")
@@ -232,26 +242,39 @@ def _report_run(summary, what: str) -> None:
 @click.option("--seed", default=0, show_default=True, help="Seed of a simulator's draws.")
 @click.option("--retry-truncated", is_flag=True,
               help="Ask again only the samples whose answer ran out of tokens, as new calls (give a larger --max-tokens).")
-def answer(model, base_url, limit, concurrency, conditions, variants, warning_position, seed, retry_truncated, **options):
+@click.option("--retry-overflow", is_flag=True,
+              help="Send again the requests counted as context_overflow (after raising the server's context).")
+@click.option("--label", help="The name the answers are stored and reported under (default: the model, with this run's "
+                              "sampling flags in brackets): one per setup, so that setups never mix.")
+@click.option("--cases", help="Comma-separated case ids (default: all).")
+@click.option("--questions", type=click.IntRange(min=1),
+              help="A pilot: only the first N questions selected (by case, then question), each with every request "
+                   "the other filters select, so that full/masked pairs are complete.")
+def answer(model, base_url, limit, concurrency, conditions, variants, warning_position, seed, retry_truncated, retry_overflow,
+           label, cases, questions, **options):
     """Answer each pending row of fct_answer_requests, once per sample (Appendix C prompts)."""
     from ingest.llm.answer import answer_requests
 
     with connect() as con:
         summary = answer_requests(con, model, base_url, conditions.split(",") if conditions else None,
                                   list(variants) or None, limit, concurrency, _overrides(options), warning_position, seed,
-                                  retry_truncated)
-    _report_run(summary, model)
+                                  retry_truncated, label, cases.split(",") if cases else None, questions, retry_overflow)
+    _report_run(summary, summary.label or model)
 
 
 @main.command("judge")
 @_run_options
-def judge_command(model, base_url, limit, concurrency, **options):
-    """Score free responses with the Appendix C judge prompts (individual and paired); then build."""
+@click.option("--answers-of", "answering", multiple=True, metavar="MODEL",
+              help="Judge only the answers of this answering model (its label in the marts); repeatable.")
+def judge_command(model, base_url, limit, concurrency, answering, **options):
+    """Score free responses with the Appendix C judge prompts (individual, then paired); --limit N
+    asks at most N judgments in all. `hindsight build` after scores them."""
     from ingest.llm.judge import judge
 
     with connect() as con:
-        summary = judge(con, model, base_url, limit, concurrency, _overrides(options))
+        summary = judge(con, model, base_url, limit, concurrency, _overrides(options), list(answering) or None)
     _report_run(summary, f"{model} judgments")
+    click.echo("next: `hindsight build` scores them")
 
 
 @main.group()
@@ -553,6 +576,9 @@ def _registry_options(function):
 
 def _register(con, model: str, key: str | None, tier: str, options: dict) -> str:
     from ingest.llm.hb_audit import Registration, default_key, register
+    from ingest.llm.providers import provider_of
+
+    provider_of(model)          # an unknown provider stops here, before a registry row is written
 
     key = key or default_key(model)
     from ingest.llm.hb_audit import ROW_TIERS

@@ -32,6 +32,9 @@ def price_join_sql(con) -> str:
     return "left join reference.model_prices p on p.model = c.model" if _exists(con, "reference", "model_prices") else ""
 
 
+NO_PRICE = "no price for this model in seeds/model_prices.csv"
+
+
 def call_cost_sql(con) -> str:
     """USD of the ledger rows `c` (joined to prices `p`): batch calls at the batch rate."""
     if not _exists(con, "reference", "model_prices"):
@@ -41,6 +44,14 @@ def call_cost_sql(con) -> str:
             " + coalesce(c.output_tokens, 0) * p.output_usd_per_million_tokens"
             " else coalesce(c.input_tokens, 0) * p.batch_input_usd_per_million_tokens"
             " + coalesce(c.output_tokens, 0) * p.batch_output_usd_per_million_tokens end) / 1e6, 4)")
+
+
+def call_cost_text_sql(con) -> str:
+    """The cost as text, saying why it is missing: no price row for the model, or no prices loaded."""
+    if not _exists(con, "reference", "model_prices"):
+        return "'no prices loaded (`hindsight build` loads seeds/model_prices.csv)'"
+    return (f"case when bool_and(c.provider = 'sim') then '0 (simulator)' when count(p.model) = 0 then '{NO_PRICE}' "
+            f"else cast({call_cost_sql(con)} as varchar) end")
 
 
 def batch_lines(con) -> list[str]:
@@ -105,9 +116,11 @@ def status_report(con, path: Path) -> str:
         select c.model, c.purpose, case when c.batch_key is null then 'direct' else 'batch' end as via,
                count(*) filter (where c.status = 'ok') as ok_calls,
                count(*) filter (where c.status = 'error') as failed_calls,
-               count(*) filter (where c.parse_status not in ('ok')) as unparsed,
+               count(*) filter (where c.parse_status not in ('ok', 'prompt_truncated')) as unparsed,
+               count(*) filter (where c.status = 'context_overflow') as context_overflow,
+               count(*) filter (where c.parse_status = 'prompt_truncated') as prompt_truncated,
                coalesce(sum(c.input_tokens), 0) as tokens_in, coalesce(sum(c.output_tokens), 0) as tokens_out,
-               {call_cost_sql(con)} as cost_usd
+               {call_cost_text_sql(con)} as cost_usd
         from raw.llm_calls c {price_join_sql(con)} group by all order by c.model, c.purpose, via""")
     if _exists(con, "main", "agg_answer_completion"):
         out += ["", "replies cut off by the token limit, per model and condition (scored as invalid; "
@@ -117,6 +130,16 @@ def status_report(con, path: Path) -> str:
                    round(sum(n_truncated) / sum(n_answers), 4) as truncation_rate, sum(n_truncated_in_use) as still_in_use
             from main.agg_answer_completion group by model, condition having sum(n_truncated) > 0
             order by model, condition""")
+    if _exists(con, "main", "agg_pair_losses"):
+        lost = text_table(con, """
+            select model, condition, prompt_variant, n_full_lost || '/' || n_full_asked as full_lost,
+                   n_masked_lost || '/' || n_masked_asked as masked_lost, n_pairs_lost as pairs_lost,
+                   coalesce(loss_warning, '') as warning
+            from main.agg_pair_losses order by model, condition, prompt_variant""")
+        if lost != ["  (none)"]:
+            out += ["", "requests beyond the context window or answered to a shortened prompt (never answers; the paired "
+                        "metrics lack their pairs; `hindsight answer --retry-overflow` after raising the server's context):"]
+            out += lost
     if _exists(con, "main", "agg_tts_quality"):
         out += ["", "TTS records by status and reason (as of the last `hindsight build`):"]
         out += text_table(con, """

@@ -5,6 +5,11 @@ sampling profile); results append to raw.responses and raw.synthetic_narratives,
 one by one as they arrive, and every call to raw.llm_calls. Each request is
 asked `samples` times (one call per sample). Run `hindsight build` before
 (requests) and after (scores).
+
+Answers are stored under a label (`--label`; by default the model, with the run's own sampling
+flags in brackets, e.g. `llamacpp:smollm2[max_tokens=256,response_format=json_object]`), so two
+setups of one model are two rows of every mart; a run whose settings differ from those of the
+label's stored answers stops and names the difference.
 """
 from __future__ import annotations
 
@@ -45,9 +50,52 @@ def _truncated_samples(con, spec: str, overrides: Overrides) -> dict[str, set[in
     return samples
 
 
-def request_filter(conditions: list[str] | None, variants: list[str] | None) -> tuple[list[str], list]:
-    """WHERE terms and parameters selecting fct_answer_requests rows (alias r) by condition and variant."""
+LABEL_FLAGS = ("profile", "temperature", "max_tokens", "response_format", "reasoning_effort", "thinking_budget")
+
+
+def default_label(spec: str, overrides: Overrides, retry_truncated: bool = False) -> str:
+    """The model, with the run's own output-affecting flags in brackets (none: the model alone). A
+    retry of truncated answers keeps their label: its larger budget is the point of it."""
+    flags = [f"{name}={getattr(overrides, name):g}" if isinstance(getattr(overrides, name), float) else f"{name}={getattr(overrides, name)}"
+             for name in LABEL_FLAGS if getattr(overrides, name) is not None and not (retry_truncated and name == "max_tokens")]
+    flags += ["api=responses"] if overrides.api == "responses" else []
+    return f"{spec}[{','.join(flags)}]" if flags else spec
+
+
+def _settings_text(settings: dict) -> str:
+    return ", ".join(f"{key}={value}" for key, value in sorted(settings.items())) or "the defaults"
+
+
+def check_label_settings(con, label: str, jobs: list[Job], retry_truncated: bool) -> None:
+    """Stop when the label's stored answers were made with other output-affecting settings than this
+    run's (per request; a retry of truncated answers may raise max_tokens)."""
+    stored: dict[str, set[str]] = {}
+    for request_id, settings in con.execute("""
+            select distinct payload ->> 'request_id', payload ->> 'settings' from raw.responses
+            where model = ? and payload ->> 'settings' is not null""", [label]).fetchall():
+        stored.setdefault(request_id, set()).add(settings)
+    if not stored:
+        return
+
+    def comparable(settings: dict) -> str:
+        return json.dumps({k: v for k, v in settings.items() if not (retry_truncated and k == "max_tokens")}, sort_keys=True)
+
+    for job in jobs:
+        ours = job.settings.output_affecting()
+        for theirs in stored.get(job.target_id, ()):
+            if comparable(json.loads(theirs)) != comparable(ours):
+                raise InputError("--label", f"the answers stored as {label!r} were made with {_settings_text(json.loads(theirs))}; "
+                                 f"this run asks {_settings_text(ours)}",
+                                 "pass --label NAME to store this setup apart (or run with the stored settings)")
+
+
+def request_filter(conditions: list[str] | None, variants: list[str] | None,
+                   cases: list[str] | None = None) -> tuple[list[str], list]:
+    """WHERE terms and parameters selecting fct_answer_requests rows (alias r) by condition, variant and case."""
     where, params = [], []
+    if cases:
+        where.append(f"r.case_id in ({', '.join('?' * len(cases))})")
+        params += cases
     if conditions:
         where.append(f"r.condition in ({', '.join('?' * len(conditions))})")
         params += conditions
@@ -57,26 +105,42 @@ def request_filter(conditions: list[str] | None, variants: list[str] | None) -> 
     return where, params
 
 
+def first_questions(where: list[str], params: list, questions: int | None) -> tuple[list[str], list]:
+    """The filter, narrowed to the first QUESTIONS questions it selects (by case, then question)."""
+    if not questions:
+        return where, params
+    inner = " and ".join(where) or "true"
+    return ([*where, f"r.question_id in (select r.question_id from fct_answer_requests r where {inner} "
+                     f"group by r.question_id order by min(r.case_id), r.question_id limit {int(questions)})"], [*params, *params])
+
+
 def answer_requests(con, spec: str, base_url: str | None = None, conditions: list[str] | None = None,
-                    variants: list[str] | None = None, limit: int | None = None, concurrency: int = 8,
+                    variants: list[str] | None = None, limit: int | None = None, concurrency: int | None = None,
                     overrides: Overrides | None = None, warning_position: str = "end", seed: int = 0,
-                    retry_truncated: bool = False) -> RunSummary:
-    """Ask each row of fct_answer_requests (filtered) once per sample; with `retry_truncated`, only the
-    samples whose stored answer ran out of tokens, as new calls with the larger budget."""
+                    retry_truncated: bool = False, label: str | None = None, cases: list[str] | None = None,
+                    questions: int | None = None, retry_overflow: bool = False) -> RunSummary:
+    """Ask each row of fct_answer_requests (filtered) once per sample, stored under LABEL; with
+    `retry_truncated`, only the samples whose stored answer ran out of tokens, as new calls with the
+    larger budget."""
     overrides = overrides or Overrides()
     require_marts(con, "fct_answer_requests", "fct_narrative_requests", "dim_questions")
     provider = make_provider(spec, base_url, overrides.transport())
+    label = label or default_label(spec, overrides, retry_truncated)
     settings_for = SettingsResolver(con, "answer", overrides)
-    retry = _truncated_samples(con, spec, overrides) if retry_truncated else None
-    where, params = request_filter(conditions, variants)
+    retry = _truncated_samples(con, label, overrides) if retry_truncated else None
+    where, params = request_filter(conditions, variants, cases)
     where, params = ["(r.narrative_model is null or r.narrative_model = ?)", *where], [spec, *params]
+    # a pilot of N questions asks every selected request of each: complete full/masked pairs
+    where, params = first_questions(where, params, questions)
     # hidden fields are fetched only for a simulator, into the job context; prompts never see them
     hidden = ("q.correct_answer, q.hindsight_trap, q.options_json" if isinstance(provider, SimulatedModel)
               else "null as correct_answer, null as hindsight_trap, null as options_json")
     rows = fetch_dicts(con, f"""
         select r.*, {hidden} from fct_answer_requests r inner join dim_questions q using (question_id)
-        where {' and '.join(where)} order by r.request_id {'limit ' + str(int(limit)) if limit else ''}""", params)
-    write = answer_writer(con, spec, provider)
+        where {' and '.join(where)}
+        order by r.case_id, r.question_id, r.condition, r.prompt_variant, r.visibility, r.request_id
+        {'limit ' + str(int(limit)) if limit else ''}""", params)
+    write = answer_writer(con, label, provider, model_spec=spec)
 
     jobs = []
     for row in rows:
@@ -89,13 +153,17 @@ def answer_requests(con, spec: str, base_url: str | None = None, conditions: lis
             context = {**row, "seed": seed if sample == 0 else f"{seed}:{sample}"}
             jobs.append(Job("answer", row["request_id"], messages, context, row["prompt_variant"],
                             warning_position if row["prompt_variant"] == "warning" else None, sample, settings))
-    return run_jobs(con, provider, spec, jobs, overrides.transport(), concurrency, write, overrides.batch)
+    check_label_settings(con, label, jobs, retry_truncated)
+    summary = run_jobs(con, provider, label, jobs, overrides.transport(), concurrency, write, overrides.batch, retry_overflow)
+    summary.label = label
+    return summary
 
 
-def answer_writer(con, spec: str, provider, load_id: int | None = None, source: str | None = None):
-    """The writer of answers to raw.responses (one row per call and request, never twice): used by the
-    direct runner, by batch collection from another process, and by `hindsight load inspect` (which
-    passes its log's load and file)."""
+def answer_writer(con, spec: str, provider, load_id: int | None = None, source: str | None = None,
+                  model_spec: str | None = None):
+    """The writer of answers to raw.responses (one row per call and request, never twice), under the
+    label SPEC: used by the direct runner, by batch collection from another process, and by
+    `hindsight load inspect` (which passes its log's load and file)."""
     load_ids: list[int] = [] if load_id is None else [load_id]   # a run registers with its first answer
     written = {r[0] for r in con.execute("select response_id from raw.responses where load_id in "
                                          "(select load_id from raw.loads where kind in ('answer', 'inspect'))").fetchall()}
@@ -118,7 +186,9 @@ def answer_writer(con, spec: str, provider, load_id: int | None = None, source: 
                    "base_url_host": base_url_host(provider.base_url), "reported_model": completion.reported_model,
                    "response_parse_status": status, "response_parser_version": RESPONSE_PARSER_VERSION,
                    "prompt_template_version": PROMPT_TEMPLATE_VERSION,
-                   "narrative_model": request.get("narrative_model"), "warning_position": job.warning_position}
+                   "narrative_model": request.get("narrative_model"), "warning_position": job.warning_position,
+                   **({"settings": job.settings.output_affecting(), "model_spec": model_spec}
+                      if model_spec and job.settings else {})}
         line[0] += 1
         if not load_ids:
             load_ids.append(register_run(cursor, "answer", spec))

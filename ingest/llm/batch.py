@@ -99,7 +99,7 @@ class _Client:
             except missing as error:
                 if error.status_code not in (404, 405, 501):
                     raise
-                raise InputError("--batch", f"{endpoint} has no {what}: it answered HTTP {error.status_code}, so batch "
+                raise InputError("--batch", f"{endpoint} does not serve {what}: it answered HTTP {error.status_code}, so batch "
                                             "collection cannot run there",
                                  "drop --batch to ask the calls one by one (--concurrency sets how many at a time), or point "
                                  "--base-url at a provider that has the Batch API") from None

@@ -88,7 +88,7 @@ def request_arguments(cap: Capability, model: str, settings) -> tuple[dict, list
         else:
             notes.append(f"reasoning effort {settings.reasoning_effort!r} not sent: {model} takes none {where}")
     if settings.response_format == "json_object":
-        if cap.provider == "openai":
+        if cap.provider in ("openai", "vllm", "ollama", "llamacpp"):
             arguments["response_format"] = {"type": "json_object"}
         elif cap.provider == "anthropic":
             notes.append(f"JSON mode not sent: {cap.provider} has none (the prompt asks for JSON; the parser reads it)")

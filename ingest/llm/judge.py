@@ -25,7 +25,7 @@ PAIRED_SCORE_FIELDS = ["full_accuracy_score", "masked_accuracy_score", "full_htr
 
 
 def _parse_scores(text: str, fields: list[str], flags: list[str] = ()) -> tuple[dict | None, str]:
-    value, status = parse_json_object(text)
+    value, status = parse_json_object(text, fields[0])
     if value is None:
         return None, status
     if any(value.get(f) not in SCORES for f in fields) or any(not isinstance(value.get(f), bool) for f in flags):
@@ -33,16 +33,22 @@ def _parse_scores(text: str, fields: list[str], flags: list[str] = ()) -> tuple[
     return value, "ok"
 
 
-def judge(con, spec: str, base_url: str | None = None, limit: int | None = None, concurrency: int = 8,
-          overrides: Overrides | None = None) -> RunSummary:
+def judge(con, spec: str, base_url: str | None = None, limit: int | None = None, concurrency: int | None = None,
+          overrides: Overrides | None = None, answering: list[str] | None = None) -> RunSummary:
+    """Judge the requests of fct_judgment_requests (of the ANSWERING models' answers only, when given):
+    the individual ones, then the paired ones, LIMIT in all."""
     overrides = overrides or Overrides()
     require_marts(con, "fct_judgment_requests")
     provider = make_provider(spec, base_url, overrides.transport())
     settings_for = SettingsResolver(con, "judge", overrides)
+    models = f"and model in ({', '.join('?' * len(answering))})" if answering else ""
     jobs = []
     for kind, order in (("individual", "response_id"), ("paired", "full_response_id, masked_response_id")):
-        for request in fetch_dicts(con, f"""select * from fct_judgment_requests where judgment_kind = ?
-                                            order by {order} {'limit ' + str(int(limit)) if limit else ''}""", [kind]):
+        left = None if limit is None else max(0, int(limit) - len(jobs))
+        if left == 0:
+            break
+        for request in fetch_dicts(con, f"""select * from fct_judgment_requests where judgment_kind = ? {models}
+                                            order by {order} {'limit ' + str(left) if left else ''}""", [kind, *(answering or [])]):
             jobs.append(Job("judge", request["target_id"], judgment_messages(request),
                             {"kind": kind, **{k: request[k] for k in ("response_id", "full_response_id", "masked_response_id")}},
                             settings=settings_for(request)))

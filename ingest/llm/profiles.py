@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 from ingest.db import fetch_dicts
 from ingest.errors import InputError
+from ingest.llm.local_servers import require_window
 from ingest.llm.providers import Settings
 
 PROFILE_COLUMNS = ("sampling_profile", "temperature", "max_output_tokens", "response_format", "reasoning_effort",
@@ -32,11 +33,13 @@ class Overrides:
     timeout: float = 120.0
     max_retries: int = 5
     api: str = "chat"
+    context_window: int | None = None       # a local server's context, where it says it nowhere
     batch: object = None        # ingest.llm.batch.BatchOptions: submit through the provider's batch API
 
     def transport(self) -> Settings:
-        """The settings a provider client is built with (timeouts, retries, endpoint)."""
-        return Settings(timeout=self.timeout, max_retries=self.max_retries, api=self.api)
+        """The settings a provider client is built with (timeouts, retries, endpoint, a stated context window)."""
+        return Settings(timeout=self.timeout, max_retries=self.max_retries, api=self.api,
+                        context_window=require_window(self.context_window))
 
 
 def _from_profile(values: dict, base: Settings) -> Settings:

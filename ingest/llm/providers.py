@@ -5,7 +5,9 @@ parameter, whether a temperature is taken, reasoning effort or extended thinking
 completion says why it ended (`finish_reason`: a reply cut off by the token limit is
 `truncated`) and keeps reasoning or thinking text apart from the answer text.
 `openai:MODEL` uses the openai SDK (chat completions; with a base URL any OpenAI-compatible
-server such as vLLM, llama.cpp or Ollama); `anthropic:MODEL` the anthropic SDK (messages); `sim:NAME` a labelled simulator. SDKs are
+server); `vllm:`, `ollama:` and `llamacpp:MODEL` the same, with the server's own defaults, context
+window and token counts (ingest/llm/local_servers.py); `anthropic:MODEL` the anthropic SDK
+(messages); `sim:NAME` a labelled simulator. Each is a row of PROVIDERS. SDKs are
 imported only when their provider is used. Retries with exponential backoff
 that honour `retry-after` on 429, 5xx and timeouts are the SDKs' own
 (`max_retries`), with a per-request `timeout`. Keys come from the environment
@@ -20,6 +22,7 @@ from urllib.parse import urlparse
 
 from ingest.errors import InputError
 from ingest.llm.capabilities import capability, request_arguments
+from ingest.llm.local_servers import KINDS, ContextOverflow, LocalServer, ServerKind, overflow_window
 from ingest.llm.simulators import Simulator
 
 # why a reply ended on the output token limit, as each API says it
@@ -34,6 +37,7 @@ class Completion:
     output_tokens: int | None
     finish_reason: str | None = None
     reasoning_text: str | None = None       # thinking blocks / reasoning summaries, never part of `text`
+    sent_max_tokens: int | None = None      # the completion budget sent, when capped to fit the context window
 
     @property
     def truncated(self) -> bool:
@@ -52,6 +56,7 @@ class Settings:
     thinking_budget: int | None = None      # Anthropic extended thinking
     samples: int = 1
     profile: str | None = None              # the seeds/sampling_profiles.csv row these came from
+    context_window: int | None = None       # a local server's context, when it says it nowhere (transport)
 
     def output_affecting(self) -> dict:
         """What goes into a call's identity (not retries, timeouts or the number of samples); a field
@@ -241,11 +246,91 @@ class SimulatedModel(_Sampled):
         return None
 
 
-def make_provider(spec: str, base_url: str | None, settings: Settings):
+class LocalChat(OpenAIChat):
+    """An OpenAI-compatible local server by name (`vllm:`, `ollama:`, `llamacpp:`): its usual base URL,
+    its context window and prompt token counts asked of it once, the completion budget capped to what
+    fits, a request that cannot fit raised as ContextOverflow before it is sent (or when the server
+    says so), and a reply whose usage shows a shortened prompt marked `prompt_truncated`."""
+
+    def __init__(self, kind: ServerKind, model: str, base_url: str | None, settings: Settings):
+        self.provider = kind.name
+        super().__init__(model, base_url or os.environ.get(kind.url_variable) or kind.default_base_url, settings)
+        self.server = LocalServer(kind, self.base_url, model, settings.context_window)
+        self._ready: object = None
+
+    async def prepare(self):
+        """Ask the server about itself once (the first call waits for it)."""
+        import asyncio
+
+        if self._ready is None:
+            self._ready = asyncio.ensure_future(self.server.discover())
+        return await self._ready
+
+    def default_concurrency(self) -> int | None:
+        return self.server.facts.slots
+
+    async def complete(self, messages: list[dict], settings: Settings, context: dict | None = None) -> Completion:
+        await self.prepare()
+        prompt_tokens, exact = await self.server.count(messages)
+        budget = self.server.budget(prompt_tokens, settings.max_tokens)
+        body = self.body(messages, settings)
+        body.pop("max_completion_tokens", None)          # local servers honour max_tokens only
+        body["max_tokens"] = budget
+        try:
+            reply = await self.client.chat.completions.create(**body)
+        except Exception as error:
+            window = overflow_window(error)
+            if window is False:
+                raise
+            if window is not True:
+                self.server.learn_window(window)
+            raise ContextOverflow(f"the server refused the prompt's ~{prompt_tokens} tokens: {error}", prompt_tokens,
+                                  None if window is True else window) from error
+        completion = self.completion(reply)
+        completion.sent_max_tokens = budget
+        used = completion.input_tokens
+        # a server that cut the prompt to fit (Ollama) reports fewer prompt tokens than were sent
+        if used is not None and (used < prompt_tokens - 4 if exact else used < prompt_tokens / 2):
+            completion.finish_reason = "prompt_truncated"
+        return completion
+
+    async def close(self) -> None:
+        await super().close()
+        await self.server.close()
+
+
+def _openai(provider: str, model: str, base_url: str | None, settings: Settings):
+    return OpenAIResponses(model, base_url, settings) if settings.api == "responses" else OpenAIChat(model, base_url, settings)
+
+
+def _local(kind: ServerKind):
+    def make(provider: str, model: str, base_url: str | None, settings: Settings):
+        return LocalChat(kind, model, base_url, settings)
+    return make
+
+
+# PROVIDER of --model PROVIDER:MODEL -> what makes its client
+PROVIDERS = {
+    "openai": _openai,
+    "anthropic": lambda provider, model, base_url, settings: AnthropicMessages(model, base_url, settings),
+    "sim": lambda provider, model, base_url, settings: SimulatedModel(f"{provider}:{model}"),
+    **{name: _local(kind) for name, kind in KINDS.items()},
+}
+
+
+def provider_of(spec: str) -> tuple[str, str]:
+    """(provider, model) of PROVIDER:MODEL, or an InputError before anything is written."""
     provider, sep, model = spec.partition(":")
     if not sep or not model:
         raise InputError("--model", f"{spec!r} is not PROVIDER:MODEL",
-                         "write e.g. openai:gpt-4.1-mini, anthropic:claude-haiku-4-5 or sim:prospective")
+                         "write e.g. openai:gpt-4.1-mini, anthropic:claude-haiku-4-5, llamacpp:smollm2 or sim:prospective")
+    if provider not in PROVIDERS:
+        raise InputError("--model", f"unknown provider {provider!r}", f"use one of {', '.join(PROVIDERS)}")
+    return provider, model
+
+
+def make_provider(spec: str, base_url: str | None, settings: Settings):
+    provider, model = provider_of(spec)
     if settings.response_format not in ("text", "json_object"):
         raise InputError("--response-format", f"unknown response format {settings.response_format!r}", "use text or json_object")
     if settings.reasoning_effort not in (None, "minimal", "low", "medium", "high"):
@@ -254,17 +339,9 @@ def make_provider(spec: str, base_url: str | None, settings: Settings):
         raise InputError("--samples", f"{settings.samples} samples", "ask at least 1 sample per request")
     if settings.api not in ("chat", "responses"):
         raise InputError("--api", f"unknown API {settings.api!r}", "use chat or responses")
-    if settings.api == "responses":
-        if provider != "openai":
-            raise InputError("--api", "the Responses API is OpenAI's", "use --api responses with openai:MODEL only")
-        return OpenAIResponses(model, base_url, settings)
-    if provider == "openai":
-        return OpenAIChat(model, base_url, settings)
-    if provider == "anthropic":
-        return AnthropicMessages(model, base_url, settings)
-    if provider == "sim":
-        return SimulatedModel(spec)
-    raise InputError("--model", f"unknown provider {provider!r}", "use openai, anthropic or sim")
+    if settings.api == "responses" and provider != "openai":
+        raise InputError("--api", "the Responses API is OpenAI's", "use --api responses with openai:MODEL only")
+    return PROVIDERS[provider](provider, model, base_url, settings)
 
 
 def base_url_host(base_url: str | None) -> str | None:

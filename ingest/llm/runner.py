@@ -7,7 +7,11 @@ with identical prompts (a full and a masked context that show the same
 events) are two calls, and `--samples N` makes N. A call id with a stored
 `ok` row is never sent again, and every result is written the moment it
 arrives, so an interrupted run resumes with nothing lost or duplicated. A
-reply that ended on the token limit is stored with parse status `truncated`.
+reply that ended on the token limit is stored with parse status `truncated`. A
+request that does not fit a local server's context is stored as a call with
+status `context_overflow` (counted, never sent again unless asked), and a reply
+to a prompt the server shortened with parse status `prompt_truncated`: neither
+is ever an answer.
 Calls run concurrently under a limit on one event loop; a writer thread
 stores each result as it arrives, one transaction each, through a cursor of
 the run's single DuckDB connection (one writing process per file).
@@ -27,10 +31,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Callable
 
+from ingest.llm.local_servers import ContextOverflow
 from ingest.llm.prompts import PROMPT_TEMPLATE_VERSION
 from ingest.llm.providers import Completion, Settings, base_url_host
 
-RESPONSE_PARSER_VERSION = "answer-json-1"
+# answer-json-2: of several JSON objects in a reply, the last one that carries the answer field
+# (answer-json-1 took the first object, an example the model gave included)
+RESPONSE_PARSER_VERSION = "answer-json-2"
+NOT_ANSWERS = ("context_overflow", "prompt_truncated")    # call outcomes that are never an answer
 
 
 @dataclass
@@ -54,6 +62,8 @@ class RunSummary:
     failed: int = 0
     unparsed: int = 0
     truncated: int = 0                                  # replies that ended on the token limit
+    overflowed: int = 0                                 # requests that do not fit the context window (not sent)
+    prompt_truncated: int = 0                           # replies to a prompt the server shortened (not answers)
     input_tokens: int = 0
     output_tokens: int = 0
     errors: list[str] = field(default_factory=list)
@@ -62,9 +72,17 @@ class RunSummary:
     submitted: int = 0                                  # calls sent in new batches (--batch)
     in_batches: int = 0                                 # calls already waiting in a live batch
     batches: list[str] = field(default_factory=list)    # progress lines of the batches (--batch)
+    label: str | None = None                            # what the answers are stored under (hindsight answer)
 
 
 REFUSED_CODES = ("unsupported_parameter", "unsupported_value")
+
+
+def missing_endpoint(error: Exception, provider) -> str | None:
+    """A server without the endpoint the run uses (HTTP 404 on /v1/responses): every call would fail the same way."""
+    if getattr(error, "status_code", None) == 404 and getattr(provider, "endpoint", "") == "/v1/responses":
+        return f"the server at {provider.base_url} has no {provider.endpoint} (HTTP 404); use --api chat"
+    return None
 
 
 def refused_parameter(error: Exception) -> str | None:
@@ -105,26 +123,35 @@ def legacy_call_id(provider, model: str, base_url: str | None, job: Job, setting
 
 def parse_answer(text: str) -> tuple[dict | None, str]:
     """The {"answer", "evidence"} object, tolerating a code fence; else a parse status."""
-    value, status = parse_json_object(text)
+    value, status = parse_json_object(text, "answer")
     if value is not None and "answer" not in value:
         return None, "missing_answer"
     return value, status
 
 
-def parse_json_object(text: str) -> tuple[dict | None, str]:
-    """The first JSON object in a reply, tolerating a code fence or chatter around it."""
-    cleaned = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", text.strip())
-    try:
-        value = json.loads(cleaned)
-    except json.JSONDecodeError:
-        match = re.search(r"\{.*\}", cleaned, re.S)
+def json_objects(text: str) -> list[dict]:
+    """Every JSON object in a reply, in order, wherever it stands (a code fence or chatter around it)."""
+    decoder, found, at = json.JSONDecoder(), [], 0
+    while (at := text.find("{", at)) != -1:
         try:
-            value = json.loads(match.group(0)) if match else None
+            value, end = decoder.raw_decode(text, at)
         except json.JSONDecodeError:
-            value = None
-    if not isinstance(value, dict):
+            at += 1
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+        at = end
+    return found
+
+
+def parse_json_object(text: str, field: str | None = None) -> tuple[dict | None, str]:
+    """The reply's JSON object: the last one that carries FIELD (a model may show an example object
+    before its own), else the last one; a reply with none is `not_json`."""
+    objects = json_objects(text)
+    if not objects:
         return None, "not_json"
-    return value, "ok"
+    carrying = [value for value in objects if field in value] if field else []
+    return (carrying or objects)[-1], "ok"
 
 
 def _now() -> datetime:
@@ -209,7 +236,13 @@ class _Writer(threading.Thread):
 def store_result(cursor, same: list[Job], completion: Completion | None, record: dict, write, summary: RunSummary) -> None:
     """One call's result: its targets written by the command's writer, then its ledger row (the one
     write path of direct and batch calls)."""
-    if completion:
+    if completion and completion.finish_reason == "prompt_truncated":
+        # the server answered a shortened prompt: kept in the ledger, never an answer
+        record["parse_status"], record["parser_version"] = "prompt_truncated", RESPONSE_PARSER_VERSION
+        summary.prompt_truncated += len(same)
+        summary.input_tokens += completion.input_tokens or 0
+        summary.output_tokens += completion.output_tokens or 0
+    elif completion:
         for target in same:
             status = write(cursor, target, completion) if write else None
         if completion.truncated:
@@ -221,6 +254,8 @@ def store_result(cursor, same: list[Job], completion: Completion | None, record:
         summary.unparsed += len(same) * (status not in (None, "ok", "truncated"))
         summary.input_tokens += completion.input_tokens or 0
         summary.output_tokens += completion.output_tokens or 0
+    elif record["status"] == "context_overflow":
+        summary.overflowed += len(same)
     else:
         summary.failed += len(same)
         summary.errors.append(record["error"])
@@ -229,9 +264,13 @@ def store_result(cursor, same: list[Job], completion: Completion | None, record:
 
 
 def ledger_record(job: Job, completion: Completion | None, error: str | None, provider: str, model: str,
-                  host: str | None, sent: dict, started: datetime, seconds: float | None, batch_key: str | None = None) -> dict:
+                  host: str | None, sent: dict, started: datetime, seconds: float | None, batch_key: str | None = None,
+                  status: str | None = None) -> dict:
     """raw.llm_calls' row for one call: what was sent (not what was asked: a setting the model does
-    not take is left out), what came back, and how long it took."""
+    not take is left out, a budget capped to the context window is the cap), what came back, and how
+    long it took."""
+    if completion and completion.sent_max_tokens is not None:
+        sent = {key: value for key, value in sent.items() if key != "max_completion_tokens"} | {"max_tokens": completion.sent_max_tokens}
     return {
         "call_id": job.call_id, "purpose": job.purpose, "target_id": job.target_id,
         "provider": provider, "model": model, "base_url_host": host,
@@ -248,14 +287,21 @@ def ledger_record(job: Job, completion: Completion | None, error: str | None, pr
         "input_tokens": completion.input_tokens if completion else None,
         "output_tokens": completion.output_tokens if completion else None,
         "latency_ms": None if seconds is None else round(seconds * 1000, 1), "started_at": started, "finished_at": _now(),
-        "status": "ok" if completion else "error", "error": error, "batch_key": batch_key,
+        "status": status or ("ok" if completion else "error"), "error": error, "batch_key": batch_key,
     }
 
 
-async def _run(con, provider, model: str, groups: dict[str, list[Job]], concurrency: int,
+DEFAULT_CONCURRENCY = 8
+
+
+async def _run(con, provider, model: str, groups: dict[str, list[Job]], concurrency: int | None,
                write, summary: RunSummary) -> None:
     jobs = [same[0] for same in groups.values()]
-    gate = asyncio.Semaphore(concurrency)
+    if hasattr(provider, "prepare"):
+        await provider.prepare()        # a local server's context window and slots, asked once
+    # a local server queues what its slots cannot take, and the queued wait counts toward each timeout
+    slots = provider.default_concurrency() if hasattr(provider, "default_concurrency") else None
+    gate = asyncio.Semaphore(concurrency or slots or DEFAULT_CONCURRENCY)
     bar = _progress(len(jobs))
     writer = _Writer(con, groups, write, summary, bar)
     writer.start()
@@ -270,27 +316,40 @@ async def _run(con, provider, model: str, groups: dict[str, list[Job]], concurre
             try:
                 completion = await provider.complete(job.messages, job.settings, job.context)
                 return job, completion, None, None, started, time.perf_counter() - clock
+            except ContextOverflow as overflow:     # counted, not retried: it cannot fit this server
+                return job, None, f"ContextOverflow: {overflow}", "context_overflow", started, time.perf_counter() - clock
             except Exception as error:  # the SDK has already retried; record and go on
-                refused = refused_parameter(error)
+                refused = refused_parameter(error) or missing_endpoint(error, provider)
                 if refused:
                     halted.set()
                 return job, None, f"{type(error).__name__}: {error}", refused, started, time.perf_counter() - clock
 
-    tasks = [asyncio.ensure_future(one(job)) for job in jobs]
+    tasks: list[asyncio.Future] = []
+
+    async def results():
+        # the first call goes alone: a refused parameter or a missing endpoint costs one call, not a
+        # concurrency's worth (every other call would fail the same way)
+        tasks.append(asyncio.ensure_future(one(jobs[0])))
+        yield await tasks[0]
+        tasks.extend(asyncio.ensure_future(one(job)) for job in jobs[1:])
+        for finished in asyncio.as_completed(tasks[1:]):
+            yield await finished
+
     try:
-        for finished in asyncio.as_completed(tasks):
-            result = await finished
+        async for result in results():
             if result is None:
                 continue
             job, completion, error, refused, started, seconds = result
+            overflow = refused == "context_overflow"
+            refused = None if overflow else refused
             writer.items.put((job, completion, ledger_record(
                 job, completion, error, provider.provider, model, base_url_host(provider.base_url),
-                provider.arguments(job.settings)[0], started, seconds)))
+                provider.arguments(job.settings)[0], started, seconds, status="context_overflow" if overflow else None)))
             if writer.failure is not None:
                 raise writer.failure
             if refused and summary.refused is None:
                 # every other call would be refused the same way: stop, and say so once
-                summary.refused = f"{model} refused a request parameter: {refused}"
+                summary.refused = refused if refused.startswith("the server at") else f"{model} refused a request parameter: {refused}"
     finally:
         for task in tasks:
             task.cancel()
@@ -311,22 +370,25 @@ def _interruptible() -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def run_jobs(con, provider, model: str, jobs: list[Job], settings: Settings, concurrency: int,
-             write: Callable[..., str | None], batch=None) -> RunSummary:
+def run_jobs(con, provider, model: str, jobs: list[Job], settings: Settings, concurrency: int | None,
+             write: Callable[..., str | None], batch=None, retry_overflow: bool = False) -> RunSummary:
     """Send every call not already answered, write each result as it arrives,
     and write stored results for targets that lack them (writers skip targets
     already written). `settings` serve jobs that carry none of their own. With
     `batch` (ingest.llm.batch.BatchOptions) the pending calls go through the
     provider's batch API instead: finished batches are collected first, and
-    only calls in no live batch are submitted."""
+    only calls in no live batch are submitted. A call that overflowed the context window is done
+    too, unless `retry_overflow` (after the server's context was raised)."""
     summary = RunSummary(selected=len(jobs))
     for job in jobs:
         job.settings = job.settings or settings
     for job_settings in {job.settings for job in jobs}:
         # worked out before anything is sent: a setting the API would refuse stops here
         summary.notes += [note for note in provider.arguments(job_settings)[1] if note not in summary.notes]
+    finished = ("ok",) if retry_overflow else ("ok", "context_overflow")
     done = {row[0]: row[1:] for row in con.execute(
-        "select call_id, response_text, reported_model, finish_reason from raw.llm_calls where status = 'ok'").fetchall()}
+        "select call_id, response_text, reported_model, finish_reason, status, parse_status from raw.llm_calls "
+        f"where status in ({', '.join('?' * len(finished))}) order by status = 'ok'", list(finished)).fetchall()}
     groups: dict[str, list[Job]] = {}
     for job in jobs:
         job.call_id = call_id(provider, model, provider.base_url, job, job.settings)
@@ -342,6 +404,8 @@ def run_jobs(con, provider, model: str, jobs: list[Job], settings: Settings, con
         con.execute("begin transaction")
         buffer = RowBuffer(con)
         for key, same in cached:
+            if done[key][3] != "ok" or done[key][4] in NOT_ANSWERS:
+                continue            # an overflow or a shortened prompt has no answer to write
             for job in same:
                 write(buffer, job, Completion(done[key][0], done[key][1], None, None, done[key][2]))
         buffer.flush()

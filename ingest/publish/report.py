@@ -39,7 +39,7 @@ REF = re.compile(r"\{\{\s*ref\(\s*['\"]([A-Za-z0-9_]+)['\"]\s*\)\s*\}\}")
 # Every kind of block a fully loaded warehouse shows (the browser test checks them on the demo).
 KINDS = ["overview", "terms", "figure-3", "figure-4", "figure-e7", "figure-e8", "figure-e9", "figure-f1", "figure-f2",
          "figure-d1", "table-d1", "by-format", "by-eval-target", "tts-quarantine", "invalid-answers",
-         "truncated-answers", "missing-pairs",
+         "truncated-answers", "context-losses", "missing-pairs",
          "validation-table", "validation-design", "hb-leaderboard", "hb-robustness", "hb-effects", "hb-lap-heatmap", "provenance"]
 
 
@@ -319,7 +319,8 @@ def breakdown_section(report: Report) -> Section:
 def quality_section(report: Report) -> Section:
     section = Section("data-quality", "Data quality",
                       "What was left out of the metrics and why: quarantined TTS lines, unparseable answers, "
-                      "replies cut off by the token limit, and paired questions missing one side.")
+                      "replies cut off by the token limit, requests beyond a model's context window, and paired "
+                      "questions missing one side.")
     section.blocks.append(report.figure_or_note(
         "tts-quarantine", "Quarantined TTS lines by reason", "report_tts_quarantine", partial(matplotlib_figure, "quarantine_bars"),
         "Quarantined TTS lines per cohort and source, by reason", "No TTS line was quarantined."))
@@ -339,6 +340,17 @@ def quality_section(report: Report) -> Section:
                  f"limit ({int(cut['n_truncated_in_use'].sum())} still in use, scored as invalid); re-ask them with "
                  "`hindsight answer --retry-truncated --max-tokens N`." if len(cut) else
                  f"None of {int(truncation['n_answers'].sum())} replies ended on the token limit.")))
+    losses = report.rows("report_context_losses")
+    warned = losses[losses["loss_warning"].notna()] if not losses.empty else losses
+    section.blocks.append(Block(
+        "context-losses", "Requests beyond the context window", ["report_context_losses"],
+        table=_table(losses) if not losses.empty else None,
+        caption=("No request was lost to a model's context window or to a shortened prompt." if losses.empty else
+                 f"{int(losses['n_context_overflow'].sum())} requests did not fit the model's context window and "
+                 f"{int(losses['n_prompt_truncated'].sum())} were answered to a shortened prompt (none is an answer); "
+                 f"{int(losses['n_pairs_lost'].sum())} pairs are lost with them. "
+                 + (f"In {len(warned)} cells the full and masked sides lost different shares: their surviving pairs are "
+                    "not the pairs of the design." if len(warned) else "Both sides of every cell lost the same share."))))
     missing = report.rows("report_missing_pairs")
     incomplete = missing[missing["n_paired"] < missing["n_expected"]]
     expected, paired = int(missing["n_expected"].sum()), int(missing["n_paired"].sum())

@@ -153,10 +153,63 @@ def reply_for(path: str, body: dict, number: int, action: dict, min_complete_tok
     return 404, {"error": {"message": f"no route {path}", "type": "invalid_request_error"}}
 
 
+def prompt_tokens(body: dict) -> int:
+    """A local server's count of a chat request's prompt: four characters a token, ten a message for the template."""
+    return sum(len(m["content"]) // 4 + 10 for m in body.get("messages", []))
+
+
+def vllm_overflow(body: dict, context: int) -> dict | None:
+    """vLLM's HTTP 400 body for a prompt that does not fit (an error object at the top level)."""
+    asked = prompt_tokens(body) + (token_limit(body) or 0)
+    if prompt_tokens(body) < context:
+        return None
+    return {"object": "error", "type": "BadRequestError", "param": None, "code": 400,
+            "message": f"This model's maximum context length is {context} tokens. However, you requested {asked} tokens "
+                       f"({prompt_tokens(body)} in the messages, {token_limit(body) or 0} in the completion). Please reduce "
+                       "the length of the messages or completion."}
+
+
+class LocalServerFake:
+    """What vLLM or Ollama says of itself beside chat completions. vLLM: `/v1/models` with
+    max_model_len, `/tokenize` of the chat messages, and HTTP 400 for a prompt beyond the context.
+    Ollama: `/api/show` (a num_ctx only when SHOWN_NUM_CTX is set, as a Modelfile would), no tokenizer,
+    and a prompt beyond the context it really runs with (CONTEXT, its OLLAMA_CONTEXT_LENGTH) cut
+    silently: the reply's usage counts the prompt it kept."""
+
+    def __init__(self, kind: str, context: int, shown_num_ctx: int | None = None):
+        self.kind, self.context, self.shown_num_ctx = kind, context, shown_num_ctx
+        self.sent = 0           # chat requests that reached the model
+
+    def get(self, path: str) -> tuple[int, dict] | None:
+        if self.kind == "vllm" and path == "/v1/models":
+            return 200, {"object": "list", "data": [{"id": "qwen3.6-27b", "object": "model", "owned_by": "vllm",
+                                                     "max_model_len": self.context}]}
+        return None
+
+    def post(self, path: str, body: dict) -> tuple[int, dict] | None:
+        if self.kind == "vllm" and path == "/tokenize":
+            count = prompt_tokens(body)
+            return 200, {"count": count, "max_model_len": self.context, "tokens": list(range(count))}
+        if self.kind == "ollama" and path == "/api/show":
+            parameters = f"num_ctx {self.shown_num_ctx}\nstop <|im_end|>" if self.shown_num_ctx else "stop <|im_end|>"
+            return 200, {"parameters": parameters, "model_info": {"qwen2.context_length": 32768}}
+        if path.endswith("/chat/completions"):
+            if self.kind == "vllm":
+                refused = vllm_overflow(body, self.context)
+                if refused:
+                    return 400, refused
+            self.sent += 1
+        return None
+
+    def usage(self, body: dict) -> int:
+        return min(prompt_tokens(body), self.context - 8) if self.kind == "ollama" else prompt_tokens(body)
+
+
 class FakeLLMServer:
     def __init__(self, script=None, delay: float = 0.0, min_complete_tokens: int = 0, batch_script=None,
-                 batch_api: bool = True):
+                 batch_api: bool = True, local: LocalServerFake | None = None):
         self.script = script or (lambda n, body: None)
+        self.local = local
         # False: a server that serves completions only, as vLLM, llama.cpp and Ollama do: its framework
         # answers every Files and Batches route 404 {"detail": "Not Found"} (FastAPI's body)
         self.batch_api = batch_api
@@ -185,7 +238,11 @@ class FakeLLMServer:
                 self.wfile.write(data)
 
             def do_GET(self):
-                if not server.batch_api:
+                answered = server.local.get(self.path) if server.local else None
+                if answered:
+                    self.send(*answered)
+                    return
+                if not server.batch_api or server.local:
                     self.send(404, {"detail": "Not Found"})
                     return
                 self.send(*server.batches.get(self.path))
@@ -199,6 +256,13 @@ class FakeLLMServer:
                     self.send(*server.batches.post(self.path, raw, self.headers.get("content-type", "")))
                     return
                 body = json.loads(raw)
+                answered = server.local.post(self.path, body) if server.local else None
+                if answered:
+                    self.send(*answered)
+                    return
+                if server.local and not self.path.endswith("/chat/completions"):
+                    self.send(404, {"detail": "Not Found"})
+                    return
                 with server.lock:
                     number = len(server.requests)
                     server.requests.append(body)
@@ -209,6 +273,8 @@ class FakeLLMServer:
                 if server.delay:
                     time.sleep(server.delay)
                 status, reply = reply_for(self.path, body, number, action, server.min_complete_tokens)
+                if server.local and status == 200:
+                    reply["usage"]["prompt_tokens"] = server.local.usage(body)
                 retry = {"retry-after": str(action["retry_after"])} if action.get("retry_after") is not None else {}
                 self.send(status, reply, headers=retry)
 

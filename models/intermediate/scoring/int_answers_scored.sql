@@ -141,8 +141,15 @@ joined as (
         questions.eval_target,
         responses.answer,
         answer_text.normalised as answer_normalised,
-        case when responses.response_parse_status = 'truncated' then 'truncated' else answer_text.parse_status end
-            as parse_status,
+        case
+            when responses.response_parse_status = 'truncated' then 'truncated'
+            -- a runner's reply that was not the asked-for JSON has no answer to judge; replies read by
+            -- answer-json-1 keep what that version made of them (their whole text went to the judge)
+            when responses.response_parse_status in ('not_json', 'missing_answer') and questions.format = 'free response'
+                and responses.response_parser_version <> 'answer-json-1'
+                then 'invalid'
+            else answer_text.parse_status
+        end as parse_status,
         answer_text.parser_version,
         answer_text.option_position as answer_position,
         questions.reference_normalised,
@@ -167,7 +174,7 @@ scored as (
         *,
         case
             when eval_target not in ('accuracy', 'both') then null
-            when parse_status = 'truncated' then 0.0
+            when parse_status in ('truncated', 'invalid') then 0.0
             when format = 'free response' then judge_accuracy_score
             when parse_status <> 'valid' then 0.0
             when answer_normalised = reference_normalised then 1.0
@@ -175,7 +182,7 @@ scored as (
         end as acc,
         case
             when eval_target not in ('hindsight_bias', 'both') then null
-            when parse_status = 'truncated' then 0.0
+            when parse_status in ('truncated', 'invalid') then 0.0
             when format = 'free response' then judge_htr_score
             when parse_status <> 'valid' then 0.0
             when options_type = 'ordinal' and trap_position <> reference_position

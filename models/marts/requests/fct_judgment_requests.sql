@@ -1,6 +1,7 @@
 -- One row per judgment `hindsight judge` asks for (Appendix C judge prompts): an individual
 -- judgment of every free-response answer the metrics use (each cell's newest answer), and a
--- paired judgment of every free-response full/masked pair. The judge sees the question, the
+-- paired judgment of every free-response full/masked pair (a reply that was not the asked-for JSON,
+-- or was cut off, is invalid and never judged). The judge sees the question, the
 -- reference answer and the trap (as the paper's judge does); answering models never do.
 --
 -- A view: `hindsight judge` reads it one kind at a time, and a table would store every free-response
@@ -18,6 +19,7 @@ answers as (
     inner join {{ ref('int_questions_positioned') }} as free_response
         on free_response.question_id = answers.question_id and free_response.format = 'free response'
     inner join {{ ref('fct_answer_texts') }} as texts on texts.response_key = answers.response_key
+    where answers.parse_status not in ('invalid', 'truncated')
 ),
 
 individual as (
