@@ -160,17 +160,18 @@ def test_the_responses_api_against_a_server_without_it_stops_with_one_line(db, l
 
 @pytest.mark.slow
 def test_the_documented_local_model_commands_run_as_written(db, llama, monkeypatch):
-    """docs/asking-models.md's local-model block, run line by line (its server at the test's address)."""
-    text = (PROJECT / "docs" / "asking-models.md").read_text()
-    block = re.search(r"<!-- local-models: run by tests/python/test_local_models.py -->\s*```sh\n(.*?)```", text, re.S)
-    assert block, "the docs' local-model block is gone"
-    commands = [line.split("  #")[0].strip() for line in block.group(1).splitlines() if line.startswith("hindsight ")]
-    assert len(commands) >= 3
+    """The README's and docs/asking-models.md's local-model blocks, their `hindsight` lines run as
+    written (the server they start is the test's, at its address)."""
     monkeypatch.setenv("HINDSIGHT_LLAMACPP_BASE_URL", llama[2048].url)
-    for command in commands:
-        args = [arg.strip("'") for arg in re.findall(r"'[^']*'|\S+", command)][1:]
-        hindsight(db, *args)
-    assert scalar(db, "select count(*) from raw.responses where model like 'llamacpp:smollm2%'") > 0
+    for page in ("README.md", "docs/asking-models.md"):
+        block = re.search(r"<!-- local-models: run by tests/python/test_local_models.py -->\s*```sh\n(.*?)```",
+                          (PROJECT / page).read_text(), re.S)
+        assert block, f"{page}: the local-model block is gone"
+        commands = [line.split("  #")[0].strip() for line in block.group(1).splitlines() if line.startswith("hindsight ")]
+        assert len(commands) >= 3, page
+        for command in commands:
+            hindsight(db, *[arg.strip("'") for arg in re.findall(r"'[^']*'|\S+", command)][1:])
+    assert scalar(db, "select count(*) from raw.responses where model = 'llamacpp:smollm2[max_tokens=32]'") == 4
 
 
 @pytest.mark.slow
