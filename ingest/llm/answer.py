@@ -6,10 +6,12 @@ one by one as they arrive, and every call to raw.llm_calls. Each request is
 asked `samples` times (one call per sample). Run `hindsight build` before
 (requests) and after (scores).
 
-Answers are stored under a label (`--label`; by default the model, with the run's own sampling
-flags in brackets, e.g. `llamacpp:smollm2[max_tokens=256,response_format=json_object]`), so two
-setups of one model are two rows of every mart; a run whose settings differ from those of the
-label's stored answers stops and names the difference.
+Answers are stored under a label: `--label NAME`, or by default the model, unless the model's
+stored answers were made with other settings, in which case the model with the run's own sampling
+flags in brackets (`llamacpp:smollm2[max_tokens=256,response_format=json_object]`), so two setups of
+one model are two rows of every mart and never mix. A given label whose stored answers were made
+otherwise stops the run, naming the difference. Calls are the model's, whatever the label: a
+relabelled setup reuses its stored replies, never paying twice.
 """
 from __future__ import annotations
 
@@ -53,11 +55,10 @@ def _truncated_samples(con, spec: str, overrides: Overrides) -> dict[str, set[in
 LABEL_FLAGS = ("profile", "temperature", "max_tokens", "response_format", "reasoning_effort", "thinking_budget")
 
 
-def default_label(spec: str, overrides: Overrides, retry_truncated: bool = False) -> str:
-    """The model, with the run's own output-affecting flags in brackets (none: the model alone). A
-    retry of truncated answers keeps their label: its larger budget is the point of it."""
+def flagged_label(spec: str, overrides: Overrides) -> str:
+    """The model with the run's own output-affecting flags in brackets (none: the model alone)."""
     flags = [f"{name}={getattr(overrides, name):g}" if isinstance(getattr(overrides, name), float) else f"{name}={getattr(overrides, name)}"
-             for name in LABEL_FLAGS if getattr(overrides, name) is not None and not (retry_truncated and name == "max_tokens")]
+             for name in LABEL_FLAGS if getattr(overrides, name) is not None]
     flags += ["api=responses"] if overrides.api == "responses" else []
     return f"{spec}[{','.join(flags)}]" if flags else spec
 
@@ -66,16 +67,14 @@ def _settings_text(settings: dict) -> str:
     return ", ".join(f"{key}={value}" for key, value in sorted(settings.items())) or "the defaults"
 
 
-def check_label_settings(con, label: str, jobs: list[Job], retry_truncated: bool) -> None:
-    """Stop when the label's stored answers were made with other output-affecting settings than this
-    run's (per request; a retry of truncated answers may raise max_tokens)."""
+def settings_conflict(con, label: str, jobs: list[Job], retry_truncated: bool) -> str | None:
+    """What differs between this run's output-affecting settings and those the label's stored answers
+    were made with (per request; a retry of truncated answers may raise max_tokens), or None."""
     stored: dict[str, set[str]] = {}
     for request_id, settings in con.execute("""
             select distinct payload ->> 'request_id', payload ->> 'settings' from raw.responses
             where model = ? and payload ->> 'settings' is not null""", [label]).fetchall():
         stored.setdefault(request_id, set()).add(settings)
-    if not stored:
-        return
 
     def comparable(settings: dict) -> str:
         return json.dumps({k: v for k, v in settings.items() if not (retry_truncated and k == "max_tokens")}, sort_keys=True)
@@ -84,9 +83,28 @@ def check_label_settings(con, label: str, jobs: list[Job], retry_truncated: bool
         ours = job.settings.output_affecting()
         for theirs in stored.get(job.target_id, ()):
             if comparable(json.loads(theirs)) != comparable(ours):
-                raise InputError("--label", f"the answers stored as {label!r} were made with {_settings_text(json.loads(theirs))}; "
-                                 f"this run asks {_settings_text(ours)}",
-                                 "pass --label NAME to store this setup apart (or run with the stored settings)")
+                return (f"the answers stored as {label!r} were made with {_settings_text(json.loads(theirs))}; "
+                        f"this run asks {_settings_text(ours)}")
+    return None
+
+
+def choose_label(con, spec: str, label: str | None, overrides: Overrides, jobs: list[Job], retry_truncated: bool) -> tuple[str, str | None]:
+    """(the label the answers are stored under, a note when it is not the model itself). Given, the
+    label must not hold answers made otherwise (InputError). By default it is the model, unless the
+    model's stored answers were made with other settings: then the model with this run's flags in
+    brackets, so that two setups are two rows and never mix."""
+    if label:
+        conflict = settings_conflict(con, label, jobs, retry_truncated)
+        if conflict:
+            raise InputError("--label", conflict, "pass another --label to store this setup apart (or run with the stored settings)")
+        return label, None
+    conflict = settings_conflict(con, spec, jobs, retry_truncated)
+    if conflict is None:
+        return spec, None
+    flagged = flagged_label(spec, overrides)
+    if flagged == spec or settings_conflict(con, flagged, jobs, retry_truncated):
+        raise InputError("--label", conflict, "pass --label NAME to store this setup apart")
+    return flagged, f"stored as {flagged!r}: {conflict}"
 
 
 def request_filter(conditions: list[str] | None, variants: list[str] | None,
@@ -125,9 +143,7 @@ def answer_requests(con, spec: str, base_url: str | None = None, conditions: lis
     overrides = overrides or Overrides()
     require_marts(con, "fct_answer_requests", "fct_narrative_requests", "dim_questions")
     provider = make_provider(spec, base_url, overrides.transport())
-    label = label or default_label(spec, overrides, retry_truncated)
     settings_for = SettingsResolver(con, "answer", overrides)
-    retry = _truncated_samples(con, label, overrides) if retry_truncated else None
     where, params = request_filter(conditions, variants, cases)
     where, params = ["(r.narrative_model is null or r.narrative_model = ?)", *where], [spec, *params]
     # a pilot of N questions asks every selected request of each: complete full/masked pairs
@@ -140,11 +156,14 @@ def answer_requests(con, spec: str, base_url: str | None = None, conditions: lis
         where {' and '.join(where)}
         order by r.case_id, r.question_id, r.condition, r.prompt_variant, r.visibility, r.request_id
         {'limit ' + str(int(limit)) if limit else ''}""", params)
-    write = answer_writer(con, label, provider, model_spec=spec)
 
+    asked = [(row, settings_for(row)) for row in rows]
+    # the label first (it decides which truncated answers a retry asks again), from every sample's settings
+    label, note = choose_label(con, spec, label, overrides, [Job("answer", row["request_id"], [], row, settings=settings)
+                                                             for row, settings in asked], retry_truncated)
+    retry = _truncated_samples(con, label, overrides) if retry_truncated else None
     jobs = []
-    for row in rows:
-        settings = settings_for(row)
+    for row, settings in asked:
         messages = answer_messages(row, warning_position)
         for sample in range(settings.samples):
             if retry is not None and sample not in retry.get(row["request_id"], ()):
@@ -153,9 +172,11 @@ def answer_requests(con, spec: str, base_url: str | None = None, conditions: lis
             context = {**row, "seed": seed if sample == 0 else f"{seed}:{sample}"}
             jobs.append(Job("answer", row["request_id"], messages, context, row["prompt_variant"],
                             warning_position if row["prompt_variant"] == "warning" else None, sample, settings))
-    check_label_settings(con, label, jobs, retry_truncated)
-    summary = run_jobs(con, provider, label, jobs, overrides.transport(), concurrency, write, overrides.batch, retry_overflow)
+    write = answer_writer(con, label, provider, model_spec=spec)
+    summary = run_jobs(con, provider, spec, jobs, overrides.transport(), concurrency, write, overrides.batch, retry_overflow,
+                       label=label)
     summary.label = label
+    summary.notes += [note] if note else []
     return summary
 
 
@@ -171,7 +192,9 @@ def answer_writer(con, spec: str, provider, load_id: int | None = None, source: 
 
     def write(cursor, job: Job, completion: Completion) -> str:
         request = job.context
-        response_id = "r_" + hashlib.sha256(f"{job.call_id}|{request['request_id']}".encode()).hexdigest()[:24]
+        # a call can answer a request under several labels (a relabelled setup reuses its stored calls)
+        apart = f"|{spec}" if model_spec and spec != model_spec else ""
+        response_id = "r_" + hashlib.sha256(f"{job.call_id}|{request['request_id']}{apart}".encode()).hexdigest()[:24]
         parsed, status = parse_answer(completion.text)
         if response_id in written:
             return status

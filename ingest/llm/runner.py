@@ -371,14 +371,15 @@ def _interruptible() -> None:
 
 
 def run_jobs(con, provider, model: str, jobs: list[Job], settings: Settings, concurrency: int | None,
-             write: Callable[..., str | None], batch=None, retry_overflow: bool = False) -> RunSummary:
+             write: Callable[..., str | None], batch=None, retry_overflow: bool = False, label: str | None = None) -> RunSummary:
     """Send every call not already answered, write each result as it arrives,
     and write stored results for targets that lack them (writers skip targets
     already written). `settings` serve jobs that carry none of their own. With
     `batch` (ingest.llm.batch.BatchOptions) the pending calls go through the
     provider's batch API instead: finished batches are collected first, and
     only calls in no live batch are submitted. A call that overflowed the context window is done
-    too, unless `retry_overflow` (after the server's context was raised)."""
+    too, unless `retry_overflow` (after the server's context was raised). A call's identity is the
+    MODEL's; the ledger names it by LABEL when one is given (hindsight answer --label)."""
     summary = RunSummary(selected=len(jobs))
     for job in jobs:
         job.settings = job.settings or settings
@@ -413,8 +414,8 @@ def run_jobs(con, provider, model: str, jobs: list[Job], settings: Settings, con
     if batch is not None:
         # the batch path is handed in by the command (ingest.llm.batch.BatchOptions), so that the
         # runner, which the batch path builds on, never imports it back
-        batch.run(con, provider, model, jobs, pending, done, write, summary)
+        batch.run(con, provider, label or model, jobs, pending, done, write, summary)
     elif pending:
         _interruptible()
-        asyncio.run(_run(con, provider, model, pending, concurrency, write, summary))
+        asyncio.run(_run(con, provider, label or model, pending, concurrency, write, summary))
     return summary

@@ -60,7 +60,7 @@ def test_a_pilot_on_llama_cpp_gives_complete_pairs_answers_once_judges_and_build
     server = llama[2048]
     out = hindsight(db, "answer", "--model", "llamacpp:smollm2", "--base-url", server.url, "--questions", "2", *PAIRED,
                     "--max-tokens", "32", "--response-format", "json_object").stdout
-    label = "llamacpp:smollm2[max_tokens=32,response_format=json_object]"
+    label = "llamacpp:smollm2"          # the model's first setup: the model itself
     asked = requests_asked(db, ("2.1", "2.2"), 2)
     assert sum(asked.values()) == 8 and set(asked.values()) == {2}        # both visibilities of every question
     assert out.startswith(f"{label}: 8 calls selected, 8 answered now, 0 already stored, 0 failed")
@@ -155,7 +155,7 @@ def test_the_responses_api_against_a_server_without_it_stops_with_one_line(db, l
                      "--questions", "2", "--conditions", "0", "--variant", "standard", expect=1)
     assert done.stderr.count("has no /v1/responses (HTTP 404)") == 1 and "Fix: pass --api chat" in done.stderr
     assert "Traceback" not in done.stderr
-    assert scalar(db, "select count(*) from raw.llm_calls where model = 'openai:smollm2[api=responses]'") == 1
+    assert scalar(db, "select count(*) from raw.llm_calls where model = 'openai:smollm2'") == 1
 
 
 @pytest.mark.slow
@@ -171,7 +171,7 @@ def test_the_documented_local_model_commands_run_as_written(db, llama, monkeypat
         assert len(commands) >= 3, page
         for command in commands:
             hindsight(db, *[arg.strip("'") for arg in re.findall(r"'[^']*'|\S+", command)][1:])
-    assert scalar(db, "select count(*) from raw.responses where model = 'llamacpp:smollm2[max_tokens=32]'") == 4
+    assert scalar(db, "select count(*) from raw.responses where model = 'llamacpp:smollm2'") == 4
 
 
 @pytest.mark.slow
@@ -185,9 +185,10 @@ def test_settings_never_mix_under_one_label(db):
         assert len(server.requests) == sent                        # stopped before anything was sent
         assert "were made with max_tokens=1024" in refused.stderr and "response_format=json_object" in refused.stderr
         assert "--label" in refused.stderr and "Traceback" not in refused.stderr
-        # without --label, each setup is its own label
-        hindsight(db, "answer", *base)
-        hindsight(db, "answer", *base, "--response-format", "json_object", "--max-tokens", "256")
+        # without --label, the model is the label of its first setup, and another setup gets its flags
+        assert "0 answered now, 4 already stored" in hindsight(db, "answer", *base).stdout     # m-setup's calls, reused
+        other = hindsight(db, "answer", *base, "--response-format", "json_object", "--max-tokens", "256").stdout
+        assert "stored as 'openai:m[max_tokens=256,response_format=json_object]'" in other
     labels = {row[0]: row[1] for row in query(db, "select model, count(*) from raw.responses where model like '%m%' "
                                                   "and load_id in (select load_id from raw.loads where kind = 'answer') group by all")}
     assert labels == {"m-setup": 4, "openai:m": 4, "openai:m[max_tokens=256,response_format=json_object]": 4}

@@ -70,8 +70,9 @@ def test_openai_answers_exactly_once_through_429_500_and_malformed_replies(db):
     assert scalar(db, "select count(*) from fct_answers where model = 'openai:test-model'") == 12
     status = hindsight(db, "status").output
     line = next(row for row in status.splitlines() if row.strip().startswith("openai:test-model"))
-    assert line.split()[1:6] == ["answer", "direct", "12", "0", "1"]     # ok calls, failed, not the expected JSON
-    assert int(line.split()[6]) == sum(range(100, 114)) - 100 - 101   # tokens in of the 12 served replies
+    # ok calls, failed, not the expected JSON, beyond the context window, answered to a shortened prompt
+    assert line.split()[1:8] == ["answer", "direct", "12", "0", "1", "0", "0"]
+    assert int(line.split()[8]) == sum(range(100, 114)) - 100 - 101   # tokens in of the 12 served replies
 
 
 def test_request_bodies_carry_appendix_c_and_nothing_hidden(db):
@@ -461,7 +462,9 @@ def test_profiles_and_reasoning_effort_reach_each_api_as_it_takes_them(db):
         [(1024, {"effort": "high"}, {"format": {"type": "json_object"}})] * 2
     assert all("reasoning_effort" not in b for b in bodies[4:6]) and len(bodies) == 6
     profiles = query(db, "select distinct model, sampling_profile from raw.llm_calls order by 1, 2")
-    assert profiles == [("openai:gpt-5.5", "clinical_answer"), ("openai:gpt-5.5", "clinical_answer_reasoning"),
+    # the second setup of gpt-5.5 is stored under its own label: the two never mix
+    assert profiles == [("openai:gpt-5.5", "clinical_answer_reasoning"),
+                        ("openai:gpt-5.5[response_format=json_object,reasoning_effort=high,api=responses]", "clinical_answer"),
                         ("openai:qwen2.5-7b", "clinical_answer")]
 
 
