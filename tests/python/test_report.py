@@ -195,9 +195,18 @@ def test_a_figure_with_nothing_to_show_is_one_line_not_empty_axes(tmp_path):
     truncation = pd.DataFrame({"cohort": ["c", "c"], "model": ["m", "m"], "condition": ["0", "2.1"], "n_answers": [4, 10],
                                "n_truncated": [0, 0], "truncation_rate": [0.0, 0.0], "n_truncated_in_use": [0, 0]})
     frames = {"report_tts_quarantine": pd.DataFrame(), "report_invalid_answers": answers, "report_missing_pairs": pairs,
-              "report_truncation": truncation}
+              "report_truncation": truncation, "report_context_losses": pd.DataFrame()}
     section = report.quality_section(StubReport(tmp_path, frames))
     blocks = {block.kind: block for block in section.blocks}
+    assert blocks["context-losses"].table is None and blocks["context-losses"].caption.startswith("No request was lost")
+    frames["report_context_losses"] = pd.DataFrame({
+        "cohort": ["c", "c"], "model": ["m", "m"], "condition": ["2.1", "2.2"], "prompt_variant": ["standard"] * 2,
+        "n_full_lost": [2, 1], "n_full_asked": [3, 2], "n_masked_lost": [0, 1], "n_masked_asked": [3, 2],
+        "n_context_overflow": [2, 1], "n_prompt_truncated": [0, 1], "n_pairs_lost": [2, 1],
+        "loss_warning": ["full lost 2 of 3, masked 0 of 3: the surviving pairs are not the pairs of the design", None]})
+    lost = {b.kind: b for b in report.quality_section(StubReport(tmp_path, frames)).blocks}["context-losses"]
+    assert lost.table.count("<tr") == 3 and "3 requests did not fit" in lost.caption and "1 were answered to a shortened" in lost.caption
+    assert "3 pairs are lost" in lost.caption and "In 1 cells the full and masked sides lost different shares" in lost.caption
     assert blocks["invalid-answers"].figure is None
     assert blocks["invalid-answers"].caption.startswith("No invalid answers")
     assert blocks["truncated-answers"].table is None and blocks["truncated-answers"].caption == "None of 14 replies ended on the token limit."
