@@ -346,11 +346,11 @@ def quality_section(report: Report) -> Section:
         "context-losses", "Requests beyond the context window", ["report_context_losses"],
         table=_table(losses) if not losses.empty else None,
         caption=("No request was lost to a model's context window or to a shortened prompt." if losses.empty else
-                 f"{int(losses['n_context_overflow'].sum())} requests did not fit the model's context window and "
-                 f"{int(losses['n_prompt_truncated'].sum())} were answered to a shortened prompt (none is an answer); "
-                 f"{int(losses['n_pairs_lost'].sum())} pairs are lost with them. "
-                 + (f"In {len(warned)} cells the full and masked sides lost different shares: their surviving pairs are "
-                    "not the pairs of the design." if len(warned) else "Both sides of every cell lost the same share."))))
+                 f"Requests beyond the model's context window: {int(losses['n_context_overflow'].sum())}; answered to a "
+                 f"shortened prompt: {int(losses['n_prompt_truncated'].sum())} (neither is an answer); pairs lost with "
+                 f"them: {int(losses['n_pairs_lost'].sum())}. "
+                 + (f"Cells whose full and masked sides lost different shares (their surviving pairs are not the pairs "
+                    f"of the design): {len(warned)} of {len(losses)}." if len(warned) else "Both sides of every cell lost the same share."))))
     missing = report.rows("report_missing_pairs")
     incomplete = missing[missing["n_paired"] < missing["n_expected"]]
     expected, paired = int(missing["n_expected"].sum()), int(missing["n_paired"].sum())

@@ -205,8 +205,9 @@ def test_a_figure_with_nothing_to_show_is_one_line_not_empty_axes(tmp_path):
         "n_context_overflow": [2, 1], "n_prompt_truncated": [0, 1], "n_pairs_lost": [2, 1],
         "loss_warning": ["full lost 2 of 3, masked 0 of 3: the surviving pairs are not the pairs of the design", None]})
     lost = {b.kind: b for b in report.quality_section(StubReport(tmp_path, frames)).blocks}["context-losses"]
-    assert lost.table.count("<tr") == 3 and "3 requests did not fit" in lost.caption and "1 were answered to a shortened" in lost.caption
-    assert "3 pairs are lost" in lost.caption and "In 1 cells the full and masked sides lost different shares" in lost.caption
+    assert lost.table.count("<tr") == 3 and "context window: 3; answered to a shortened prompt: 1" in lost.caption
+    assert "pairs lost with them: 3" in lost.caption
+    assert "lost different shares (their surviving pairs are not the pairs of the design): 1 of 2" in lost.caption
     assert blocks["invalid-answers"].figure is None
     assert blocks["invalid-answers"].caption.startswith("No invalid answers")
     assert blocks["truncated-answers"].table is None and blocks["truncated-answers"].caption == "None of 14 replies ended on the token limit."
