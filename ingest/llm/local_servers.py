@@ -41,7 +41,6 @@ OVERFLOW = re.compile(r"maximum context length is (\d+)|exceeds? the available c
 class ServerKind:
     name: str
     default_base_url: str
-    label: str
 
     @property
     def url_variable(self) -> str:
@@ -49,35 +48,36 @@ class ServerKind:
 
 
 KINDS = {kind.name: kind for kind in (
-    ServerKind("vllm", "http://localhost:8000/v1", "vLLM"),
-    ServerKind("ollama", "http://localhost:11434/v1", "Ollama"),
-    ServerKind("llamacpp", "http://localhost:8080/v1", "llama.cpp"),
+    ServerKind("vllm", "http://localhost:8000/v1"),
+    ServerKind("ollama", "http://localhost:11434/v1"),
+    ServerKind("llamacpp", "http://localhost:8080/v1"),
 )}
 
 
 class ContextOverflow(Exception):
     """A request that does not fit the model's context window (counted before sending, or said by the server)."""
 
-    def __init__(self, message: str, prompt_tokens: int | None = None, window: int | None = None):
-        super().__init__(message)
-        self.prompt_tokens, self.window = prompt_tokens, window
+
+def bad_request(error: Exception) -> tuple[dict, str] | None:
+    """(the error object, its message) of an SDK's HTTP 400, whether the body nests it under "error"
+    (OpenAI, llama.cpp, Anthropic) or not (vLLM); None for any other failure."""
+    if getattr(error, "status_code", None) != 400:
+        return None
+    body = getattr(error, "body", None)
+    detail = body.get("error", body) if isinstance(body, dict) else None
+    detail = detail if isinstance(detail, dict) else {}
+    return detail, str(detail.get("message") or error)
 
 
-def overflow_window(error: Exception) -> int | None | bool:
+def overflow_window(error: Exception) -> int | bool:
     """Whether a server's HTTP 400 says the request overflowed the context: the window when it names
     one, True when it does not, False for any other failure."""
-    if getattr(error, "status_code", None) != 400:
-        return False
-    body = getattr(error, "body", None)
-    detail = body.get("error", body) if isinstance(body, dict) else {}
-    message = str((detail or {}).get("message") or error) if isinstance(detail, dict) else str(error)
+    detail, message = bad_request(error) or ({}, "")
     match = OVERFLOW.search(message)
     if not match:
         return False
-    if match.group(1):
-        return int(match.group(1))
-    n_ctx = (detail or {}).get("n_ctx") if isinstance(detail, dict) else None
-    return int(n_ctx) if n_ctx else True
+    window = match.group(1) or detail.get("n_ctx")
+    return int(window) if window else True
 
 
 def server_root(base_url: str) -> str:
@@ -101,10 +101,14 @@ class LocalServer:
     def __init__(self, kind: ServerKind, base_url: str, model: str, context_window: int | None = None, timeout: float = 10.0):
         import httpx
 
-        self.kind, self.base_url, self.model, self.root = kind, base_url, model, server_root(base_url)
+        self.kind, self.model, self.root = kind, model, server_root(base_url)
         self.http = httpx.AsyncClient(timeout=timeout)
         self.facts = ServerFacts(context_window, "--context-window" if context_window else "unknown")
-        self._stated = context_window
+
+    @property
+    def stated(self) -> bool:
+        """The user gave the window (--context-window): nothing the server says replaces it."""
+        return self.facts.window_source == "--context-window"
 
     async def _get(self, path: str) -> dict | None:
         try:
@@ -133,10 +137,10 @@ class LocalServer:
             elif await self._post("/extras/tokenize/count", {"input": "x"}) is not None:
                 facts.tokenizer, facts.slots = "text", 1            # llama-cpp-python: one request at a time
         elif self.kind.name == "vllm":
-            models = await self._get("/v1/models")
-            for entry in (models or {}).get("data", []):
-                if entry.get("id") == self.model or window is None:
-                    window = entry.get("max_model_len") or window
+            served = (await self._get("/v1/models") or {}).get("data", [])
+            # the model's own entry, else the first (a server started with another --served-model-name)
+            entry = next((e for e in served if e.get("id") == self.model), served[0] if served else {})
+            window = entry.get("max_model_len")
             facts.window_source = "/v1/models" if window else facts.window_source
             if await self._post("/tokenize", {"model": self.model, "messages": [{"role": "user", "content": "x"}]}) is not None:
                 facts.tokenizer = "template"
@@ -146,15 +150,13 @@ class LocalServer:
                 stated = re.search(r"num_ctx\s+(\d+)", shown.get("parameters") or "")
                 window = int(stated.group(1)) if stated else OLLAMA_DEFAULT_CONTEXT
                 facts.window_source = "/api/show num_ctx" if stated else f"Ollama's default num_ctx ({OLLAMA_DEFAULT_CONTEXT})"
-        if self._stated is None and window:
+        if window and not self.stated:
             facts.context_window = int(window)
-        elif self._stated is not None:
-            facts.window_source = "--context-window"
         return facts
 
     def learn_window(self, window: int) -> None:
         """The window a server's overflow message named (llama-cpp-python says it nowhere else)."""
-        if self._stated is None and window:
+        if window and not self.stated:
             self.facts.context_window, self.facts.window_source = window, "the server's overflow message"
 
     async def count(self, messages: list[dict]) -> tuple[int, bool]:
@@ -184,15 +186,11 @@ class LocalServer:
         room = window - prompt_tokens
         if room < min(MIN_COMPLETION, max_tokens):
             raise ContextOverflow(f"the prompt's {prompt_tokens} tokens leave {max(room, 0)} of the {window}-token context "
-                                  f"({self.facts.window_source})", prompt_tokens, window)
+                                  f"({self.facts.window_source})")
         return min(max_tokens, room)
 
     async def close(self) -> None:
         await self.http.aclose()
-
-
-def kind_for(provider: str) -> ServerKind | None:
-    return KINDS.get(provider)
 
 
 def require_window(value: int | None) -> int | None:

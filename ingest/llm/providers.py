@@ -284,8 +284,7 @@ class LocalChat(OpenAIChat):
                 raise
             if window is not True:
                 self.server.learn_window(window)
-            raise ContextOverflow(f"the server refused the prompt's ~{prompt_tokens} tokens: {error}", prompt_tokens,
-                                  None if window is True else window) from error
+            raise ContextOverflow(f"the server refused the prompt's ~{prompt_tokens} tokens: {error}") from error
         completion = self.completion(reply)
         completion.sent_max_tokens = budget
         used = completion.input_tokens

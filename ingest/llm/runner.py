@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Callable
 
-from ingest.llm.local_servers import ContextOverflow
+from ingest.llm.local_servers import ContextOverflow, bad_request
 from ingest.llm.prompts import PROMPT_TEMPLATE_VERSION
 from ingest.llm.providers import Completion, Settings, base_url_host
 
@@ -88,15 +88,11 @@ def missing_endpoint(error: Exception, provider) -> str | None:
 def refused_parameter(error: Exception) -> str | None:
     """The API's message when it refused a request parameter with HTTP 400 (the same for every call of
     the run, so the run stops at the first); None for any other failure."""
-    if getattr(error, "status_code", None) != 400:
-        return None
-    body = getattr(error, "body", None)
-    detail = body.get("error", body) if isinstance(body, dict) else {}
-    code, message = (detail or {}).get("code"), str((detail or {}).get("message") or error)
-    if code in REFUSED_CODES or "Unsupported parameter" in message or "Unsupported value" in message:
+    detail, message = bad_request(error) or ({}, "")
+    if detail.get("code") in REFUSED_CODES or "Unsupported parameter" in message or "Unsupported value" in message:
         return message
     # Anthropic names the sampling field it refuses in an invalid_request_error
-    if (detail or {}).get("type") == "invalid_request_error" and SAMPLING_FIELD.search(message):
+    if detail.get("type") == "invalid_request_error" and SAMPLING_FIELD.search(message):
         return message
     return None
 

@@ -168,8 +168,8 @@ def _pointer(root: Path) -> tuple[str, int] | None:
 
 def _fill_slot(root: Path, final: Path, snapshot_id: str, marts: dict[str, dict]) -> int:
     """Put the snapshot's files in live/, in the slot after the current one, and return that slot.
-    Each mart's schema file, and every slot that does not exist yet, is first made an empty file
-    of the mart's columns (anew when they changed), so that every name a view lists exists."""
+    Each mart's schema file (anew when its columns changed), and every slot that does not exist yet,
+    is first made an empty file of the mart's columns, so that every name a view lists exists."""
     live = root / LIVE
     live.mkdir(exist_ok=True)
     now = _pointer(root)
@@ -185,15 +185,14 @@ def _fill_slot(root: Path, final: Path, snapshot_id: str, marts: dict[str, dict]
         for mart in marts:
             file, schema = final / mart_file(mart, snapshot_id), live / mart_file(mart, SCHEMA_FILE)
             columns = "select column_name, column_type from (describe select * from read_parquet(?))"
-            changed = not schema.exists() or con.execute(columns, [str(schema)]).fetchall() != con.execute(columns, [str(file)]).fetchall()
-            if changed:
+            if not schema.exists() or con.execute(columns, [str(schema)]).fetchall() != con.execute(columns, [str(file)]).fetchall():
                 con.execute(f"copy (select * from read_parquet({_literal(str(file))}) limit 0) to "
                             f"{_literal(str(live / f'.{schema.name}.new'))} (format parquet)")
                 os.replace(live / f".{schema.name}.new", schema)
+            # the other slots stay as they are (one is current); a missing one becomes an empty file
             for other in range(SLOTS):
-                if other != slot and (changed or not (live / mart_file(mart, f"slot{other}")).exists()):
-                    if not (now and other == now[1] and (live / mart_file(mart, f"slot{other}")).exists()):
-                        put(schema, mart_file(mart, f"slot{other}"), link=False)
+                if other != slot and not (live / mart_file(mart, f"slot{other}")).exists():
+                    put(schema, mart_file(mart, f"slot{other}"), link=False)
             put(file, mart_file(mart, f"slot{slot}"), link=True)
     _fsync_dir(live)
     return slot
