@@ -89,10 +89,12 @@ def evaluate(sums, counts, w, target: float) -> dict[str, dict[str, float]]:
     se = np.sqrt(((sums_t - counts_t * estimate) ** 2).sum(axis=0)) / counts_t.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         replicate_estimates = replicate_sums / replicate_counts
+    moments = (w @ (sums_t * sums_t), w @ (sums_t * counts_t), w @ (counts_t * counts_t))      # studentized's
     found = {}
     for method in intervals.METHODS:
         started = time.perf_counter()
-        low, high = intervals.interval(method, estimate, se, replicate_estimates, w, sums_t, counts_t, replicate_counts)
+        low, high = intervals.interval(method, estimate, se, replicate_estimates, sums_t, counts_t, replicate_counts,
+                                      moments)
         seconds = time.perf_counter() - started
         covered = (low <= target) & (target <= high)
         coverage = float(np.mean(covered))

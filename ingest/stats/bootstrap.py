@@ -51,20 +51,35 @@ def case_index(seed: int, key: int, replicate, draw, n: int):
     return h % n
 
 
+def weight_block(seed: int, key: int, n_cases: int, start: int, stop: int) -> np.ndarray:
+    """Rows START..STOP-1 of the multiplicities: ((stop - start) x n_cases), regenerated from the
+    counter-based draws alone, so any block of replicates can be drawn anywhere (a Spark task draws
+    its own). Its temporaries are a few int64 arrays of the block's size."""
+    reps = np.arange(start, stop, dtype=np.int64)[:, None]
+    index = case_index(seed, key, reps, np.arange(n_cases, dtype=np.int64)[None, :], n_cases)
+    flat = (reps - start) * n_cases + index
+    counts = np.bincount(flat.ravel(), minlength=(stop - start) * n_cases)
+    return counts.reshape(stop - start, n_cases).astype(np.float64)
+
+
+def weight_blocks(seed: int, cohort: str, n_cases: int, replicates: int, block: int):
+    """The multiplicities as consecutive blocks of at most BLOCK replicates, drawn one at a time: what
+    the blocks hold together is weights(), whatever the block size."""
+    key = cohort_key(cohort)
+    for start in range(0, replicates, block):
+        yield weight_block(seed, key, n_cases, start, min(start + block, replicates))
+
+
 def weights(seed: int, cohort: str, n_cases: int, replicates: int, chunk: int = 256) -> np.ndarray:
     """(replicates x n_cases) multiplicities: how often each case is drawn. Chunks of replicates are
     drawn on every core (numpy's integer kernels release the GIL; each chunk fills its own rows):
     at 100x the paper's cases 1.3-1.5 s -> 0.7-0.9 s on two cores, the same numbers."""
     key = cohort_key(cohort)
     out = np.zeros((replicates, n_cases), dtype=np.float64)
-    draws = np.arange(n_cases, dtype=np.int64)[None, :]
 
     def draw(start: int) -> None:
-        reps = np.arange(start, min(start + chunk, replicates), dtype=np.int64)[:, None]
-        index = case_index(seed, key, reps, draws, n_cases)
-        flat = (reps - start) * n_cases + index
-        counts = np.bincount(flat.ravel(), minlength=len(reps) * n_cases)
-        out[start:start + len(reps)] = counts.reshape(len(reps), n_cases)
+        stop = min(start + chunk, replicates)
+        out[start:stop] = weight_block(seed, key, n_cases, start, stop)
 
     with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
         list(pool.map(draw, range(0, replicates, chunk)))      # list(): a chunk's error is raised here
@@ -145,14 +160,18 @@ def _point_statistics(sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray,
     """Estimate, Miller's (2024) clustered SE (Var = sum_c (S_c - N_c * mean)^2 / N^2), the number
     of questions and the number of cases with one. The deviations are formed in one buffer, in place:
     at 100x the paper's cases a cohort's matrices are 200 MB each, and every temporary was another
-    one to allocate and fault in."""
+    one to allocate and fault in. The buffer holds a cell per row: each cell's sums are summed along
+    its own contiguous row, in an order that does not depend on which other cells share the matrix
+    (a Spark task's block of cells gives the numbers of the whole cohort, to the last bit)."""
     total_n = counts.sum(axis=0)
+    deviations = np.array(sums.T, order="C")
     with np.errstate(invalid="ignore", divide="ignore"):
-        estimate = sums.sum(axis=0) / total_n
-        deviations = np.multiply(counts, estimate[None, :])
-        np.subtract(sums, deviations, out=deviations)
+        estimate = deviations.sum(axis=1) / total_n
+        for rows in range(0, len(deviations), 256):              # temporaries of 256 cells at a time
+            block = slice(rows, rows + 256)
+            deviations[block] -= counts.T[block] * estimate[block, None]
         np.square(deviations, out=deviations)
-        se = np.sqrt(deviations.sum(axis=0)) / total_n
+        se = np.sqrt(deviations.sum(axis=1)) / total_n
     return estimate, se, total_n, (counts > 0).sum(axis=0)
 
 
@@ -180,32 +199,47 @@ def replicate_totals(w: np.ndarray, matrix: np.ndarray) -> np.ndarray:
     return (w @ matrix[:, first])[:, inverse]
 
 
-def cell_statistics(sums: np.ndarray, counts: np.ndarray, w: np.ndarray,
-                    groups: np.ndarray | None = None, method: str = "percentile") -> dict[str, np.ndarray]:
-    """Point estimate, percentile CI, clustered SE and MDE per cell, and its numbers of questions and cases.
+def cell_statistics(sums: np.ndarray, counts: np.ndarray, w, groups: np.ndarray | None = None,
+                    method: str = "percentile") -> dict[str, np.ndarray]:
+    """Point estimate, CI, clustered SE and MDE per cell, and its numbers of questions and cases.
 
     sums, counts: (n_cases x n_cells) per-case sums of values and numbers of
-    questions; w: (replicates x n_cases) multiplicities; `method` one of
+    questions; w: the (replicates x n_cases) multiplicities, or an iterable of
+    consecutive blocks of them (weight_blocks: memory bounded by the block, the
+    same numbers, since each replicate's sums are its own row); `method` one of
     ingest.stats.intervals.METHODS (the interval from the same replicates). With `groups`
     (n_cells x n_groups, 0/1), the statistics of the groups (sums of cells)
     follow those of the cells: replicate sums of a group are sums of its
     cells' replicate sums, so no second product with w is needed.
     """
-    replicate_sums, replicate_counts = w @ sums, replicate_totals(w, counts)
+    blocks = [w] if isinstance(w, np.ndarray) else w
     estimate, se, n_questions, n_cases = _point_statistics(sums, counts)
+    case_sums, case_counts = sums, counts               # what the interval reads besides the replicates
     if groups is not None:
         # the groups' point statistics on their own sums: the cases x cells matrices are joined to
         # the groups' only for an interval that reads them (a copy of 2 x 200 MB a cohort at 100x)
         group_sums, group_counts = sums @ groups, counts @ groups
         estimate, se, n_questions, n_cases = (np.concatenate(pair) for pair in zip(
             (estimate, se, n_questions, n_cases), _point_statistics(group_sums, group_counts)))
-        sums, counts = ((np.hstack([sums, group_sums]), np.hstack([counts, group_counts]))
-                        if method in intervals.READS_CASE_SUMS else (None, None))
-        replicate_sums = np.hstack([replicate_sums, replicate_sums @ groups])
-        replicate_counts = np.hstack([replicate_counts, replicate_counts @ groups])
+        case_sums, case_counts = ((np.hstack([sums, group_sums]), np.hstack([counts, group_counts]))
+                                  if method in intervals.READS_CASE_SUMS else (None, None))
+    # studentized: Miller's SE within each replicate, from three more products (of the groups' own squares)
+    squares = ((case_sums * case_sums, case_sums * case_counts, case_counts * case_counts)
+               if method == "studentized" else ())
+    parts: list[list[np.ndarray]] = [[] for _ in range(2 + len(squares))]
+    for block in blocks:
+        block_sums, block_counts = block @ sums, replicate_totals(block, counts)
+        if groups is not None:
+            block_sums = np.hstack([block_sums, block_sums @ groups])
+            block_counts = np.hstack([block_counts, block_counts @ groups])
+        for part, product in zip(parts, [block_sums, block_counts, *(block @ m for m in squares)]):
+            part.append(product)
+    replicate_sums, replicate_counts, *moments = (np.vstack(part) if part else np.zeros((0, len(estimate)))
+                                                  for part in parts)
     with np.errstate(invalid="ignore", divide="ignore"):
         replicate_estimates = replicate_sums / replicate_counts
-    low, high = intervals.interval(method, estimate, se, replicate_estimates, w, sums, counts, replicate_counts)
+    low, high = intervals.interval(method, estimate, se, replicate_estimates, case_sums, case_counts,
+                                   replicate_counts, moments)
     return {
         "estimate": estimate, "ci_low": low, "ci_high": high,
         "n_finite_replicates": np.isfinite(replicate_estimates).sum(axis=0),

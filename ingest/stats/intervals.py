@@ -66,12 +66,13 @@ def bca(estimate: np.ndarray, replicate_estimates: np.ndarray, sums: np.ndarray,
     with np.errstate(invalid="ignore", divide="ignore"):
         share = below / finite.sum(axis=0)
         z0 = ndtri(np.clip(share, 1e-6, 1 - 1e-6))
-        total_s, total_n = sums.sum(axis=0), counts.sum(axis=0)
-        present = counts > 0
-        jackknife = (total_s - sums) / (total_n - counts)
-        jackknife = np.where(present & np.isfinite(jackknife), jackknife, np.nan)
-        deviation = np.nanmean(jackknife, axis=0) - jackknife
-        cubes, squares = np.nansum(deviation ** 3, axis=0), np.nansum(deviation ** 2, axis=0)
+        # a cell per row, summed along it: the same bits whichever cells share the matrix
+        cell_sums, cell_counts = np.array(sums.T, order="C"), np.array(counts.T, order="C")
+        total_s, total_n = cell_sums.sum(axis=1), cell_counts.sum(axis=1)
+        jackknife = (total_s[:, None] - cell_sums) / (total_n[:, None] - cell_counts)
+        jackknife = np.where((cell_counts > 0) & np.isfinite(jackknife), jackknife, np.nan)
+        deviation = np.nanmean(jackknife, axis=1)[:, None] - jackknife
+        cubes, squares = np.nansum(deviation ** 3, axis=1), np.nansum(deviation ** 2, axis=1)
         acceleration = np.where(squares > 0, cubes / (6 * squares ** 1.5), 0.0)
         levels = []
         for z in (ndtri(ALPHA), ndtri(1 - ALPHA)):
@@ -80,11 +81,12 @@ def bca(estimate: np.ndarray, replicate_estimates: np.ndarray, sums: np.ndarray,
     return quantiles(replicate_estimates, levels[0]), quantiles(replicate_estimates, levels[1])
 
 
-def studentized(estimate: np.ndarray, se: np.ndarray, replicate_estimates: np.ndarray, w: np.ndarray,
-                sums: np.ndarray, counts: np.ndarray, replicate_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def studentized(estimate: np.ndarray, se: np.ndarray, replicate_estimates: np.ndarray,
+                replicate_counts: np.ndarray, moments) -> tuple[np.ndarray, np.ndarray]:
     """Bootstrap-t limits with Miller's clustered SE in every replicate:
-    Var* = sum_c w_c (S_c - N_c t*)^2 / N*^2, from three products with the weights."""
-    s2, sn, n2 = w @ (sums * sums), w @ (sums * counts), w @ (counts * counts)
+    Var* = sum_c w_c (S_c - N_c t*)^2 / N*^2, from three products with the weights (MOMENTS:
+    w @ S^2, w @ SN, w @ N^2, the caller's, so it can form them a block of replicates at a time)."""
+    s2, sn, n2 = moments
     with np.errstate(invalid="ignore", divide="ignore"):
         variance = (s2 - 2 * replicate_estimates * sn + replicate_estimates ** 2 * n2) / replicate_counts ** 2
         replicate_se = np.sqrt(np.maximum(variance, 0))
@@ -99,13 +101,13 @@ def studentized(estimate: np.ndarray, se: np.ndarray, replicate_estimates: np.nd
             np.where(studentized_ok, estimate - t_low * se, fallback_high))
 
 
-def interval(method: str, estimate: np.ndarray, se: np.ndarray, replicate_estimates: np.ndarray, w: np.ndarray,
-             sums: np.ndarray, counts: np.ndarray, replicate_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(low, high) per cell by `method`, from the same replicates."""
+def interval(method: str, estimate: np.ndarray, se: np.ndarray, replicate_estimates: np.ndarray,
+             sums: np.ndarray, counts: np.ndarray, replicate_counts: np.ndarray, moments=()) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) per cell by `method`, from the same replicates (MOMENTS: studentized's, see there)."""
     if method == "percentile":
         return percentile(replicate_estimates)
     if method == "bca":
         return bca(estimate, replicate_estimates, sums, counts)
     if method == "studentized":
-        return studentized(estimate, se, replicate_estimates, w, sums, counts, replicate_counts)
+        return studentized(estimate, se, replicate_estimates, replicate_counts, moments)
     raise ValueError(f"unknown ci_method {method!r}: use one of {', '.join(METHODS)}")

@@ -155,3 +155,23 @@ def estimates(session, sums: str, cells: str, cases: str, replicates: int, seed:
     out["ci_method"] = method
     out["scored_through"] = pd.Series([scored_through] * len(out), dtype="datetime64[us]")
     return out
+
+
+def block_estimates(cohort: str, n_cases: int, cell_id: np.ndarray, case_index: np.ndarray, value_sum: np.ndarray,
+                    n_questions: np.ndarray, replicates: int, seed: int, method: str, replicate_block: int) -> dict:
+    """The statistics of one block of cells of a cohort, from their per-case sums (one row per cell
+    and case that has questions in it): what a Spark task computes (ingest/spark/functions.py), with
+    the estimator DuckDB's models use (bootstrap.cell_statistics). The multiplicities are drawn
+    again here, REPLICATE_BLOCK replicates at a time, so a task holds (cases x its cells) sums and
+    (replicate block x cases) draws, never the cohort's every cell or replicate at once; the block
+    sizes change no number (each replicate's sums are its own row of a product of exact integers)."""
+    cells, column = np.unique(cell_id, return_inverse=True)
+    position = case_index.astype(np.int64) * len(cells) + column
+    shape = (n_cases, len(cells))
+    sums = np.bincount(position, weights=value_sum, minlength=n_cases * len(cells)).reshape(shape)
+    counts = np.bincount(position, weights=n_questions, minlength=n_cases * len(cells)).reshape(shape)
+    blocks = bootstrap.weight_blocks(seed, cohort, n_cases, replicates, max(1, replicate_block))
+    stats = bootstrap.cell_statistics(sums, counts, blocks, method=method)
+    return {"cell_id": cells, **{name: stats[name] for name in ["estimate", "ci_low", "ci_high", "se_clustered"]},
+            "n_questions": stats["n_questions"], "n_cases": stats["n_cases"],
+            "n_finite_replicates": stats["n_finite_replicates"]}

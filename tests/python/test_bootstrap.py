@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from ingest.stats import bootstrap
+from ingest.stats import bootstrap, metric_estimates
 
 
 def test_draws_are_a_fixed_function_of_seed_cohort_replicate_and_draw():
@@ -129,3 +129,24 @@ def test_replicate_counts_are_one_product_per_distinct_count_column():
     assert inverse[0] == inverse[2] == inverse[5] and inverse[9] not in (inverse[0], inverse[1], inverse[3])
     w = bootstrap.weights(3, "c", 30, 400)
     assert np.array_equal(bootstrap.replicate_totals(w, counts), w @ counts)
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca", "studentized"])
+def test_a_block_of_cells_gives_the_numbers_of_the_whole_cohort_whatever_the_blocks(method):
+    """block_estimates (what a Spark task runs) draws its replicates again a block at a time: any block
+    of replicates and any block of cells give exactly the statistics of cell_statistics on the cohort's
+    whole draws, which DuckDB's models compute."""
+    rng = np.random.default_rng(4)
+    n_cases, n_cells = 37, 9
+    counts = rng.integers(0, 4, (n_cases, n_cells)).astype(float)
+    sums = np.minimum(counts, rng.integers(0, 4, (n_cases, n_cells))) * 0.5
+    whole = bootstrap.cell_statistics(sums, counts, bootstrap.weights(2026, "blocks", n_cases, 300), method=method)
+    case, cell = np.nonzero(counts)                        # one row per cell and case with questions
+    for cells_per_block, replicate_block in [(9, 300), (4, 7), (1, 1)]:
+        for first in range(0, n_cells, cells_per_block):
+            mine = (cell >= first) & (cell < first + cells_per_block)
+            found = metric_estimates.block_estimates("blocks", n_cases, cell[mine] + 100, case[mine], sums[case[mine], cell[mine]],
+                                                     counts[case[mine], cell[mine]], 300, 2026, method, replicate_block)
+            columns = found["cell_id"] - 100
+            for name in ["estimate", "ci_low", "ci_high", "se_clustered", "n_questions", "n_cases", "n_finite_replicates"]:
+                assert np.array_equal(found[name], whole[name][columns], equal_nan=True), (name, cells_per_block, replicate_block)
