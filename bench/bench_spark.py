@@ -3,18 +3,21 @@ models x 13 cells x 2 prompt variants x 10 questions per case; 100x is 17.8 M an
 
 For each scale, in the same run on this machine: DuckDB's full build and the build after appending
 one paper-scale model (bench_refresh.append_model: 44,460 answers); then the same two on Spark through
-`hindsight build --target spark` (the landing-zone export included), in-process on local[2] and on a
-standalone master with two one-core workers (ingest/spark/server.py). Peak memory: DuckDB's process;
-the JVMs' summed resident memory (driver, and executors on the cluster), sampled every half second.
+`hindsight build --target spark` (the landing-zone export included), in-process on local[2], and at
+the scales of --standalone-at on a standalone master with two one-core workers
+(ingest/spark/server.py). Peak memory: DuckDB's process; the JVMs' summed resident memory (driver,
+and executors on the cluster) and the Python workers' (the table functions), sampled every half
+second. Per Spark build, dbt's own timing of each node (run_results.json): the interval step (the
+models that call the estimators' table functions), the slowest nodes, and the nodes' count.
 
-    .venv/bin/python bench/bench_spark.py --scale 1 --scale 10
-    .venv/bin/python bench/bench_spark.py --scale 100 --engines local      # hours on 2 cores (docs/spark.md)
+    .venv/bin/python bench/bench_spark.py --scale 1 --scale 10 --scale 100 --standalone-at 10
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -31,13 +34,17 @@ PROJECT = Path(__file__).resolve().parents[1]
 HINDSIGHT = [sys.executable, "-m", "ingest.cli"]
 
 
-def java_rss_mb() -> float:
-    """The summed resident memory of every JVM on this machine, in MB."""
+# the nodes that run the estimators on the executors (ingest/spark/functions.py)
+INTERVAL_NODES = ("int_metric_estimates", "int_metric_estimates_by_eval_target", "int_validation_agreement")
+
+
+def rss_mb(names: tuple[str, ...] = ("java",)) -> float:
+    """The summed resident memory of every process named NAMES on this machine, in MB."""
     total = 0
     for status in Path("/proc").glob("[0-9]*/status"):
         try:
             text = status.read_text()
-            if "\nName:\tjava\n" not in "\n" + text:
+            if not any(f"\nName:\t{name}\n" in "\n" + text for name in names):
                 continue
             total += int(next(line.split()[1] for line in text.splitlines() if line.startswith("VmRSS:")))
         except (OSError, StopIteration):
@@ -45,13 +52,26 @@ def java_rss_mb() -> float:
     return total / 1024
 
 
-def timed_spark_build(db: Path, env: dict[str, str]) -> dict[str, float]:
-    """`hindsight build --target spark` in a child: wall seconds and the JVMs' peak summed RSS."""
-    peak, done = [0.0], threading.Event()
+def node_times(target: Path) -> dict[str, object]:
+    """dbt's seconds per node of the build whose DBT_TARGET_PATH is TARGET: the interval step's, the
+    slowest five, and the total of every node."""
+    results = json.loads((target / "run_results.json").read_text())["results"]
+    seconds = {r["unique_id"].split(".")[-1]: r["execution_time"] for r in results}
+    total = sum(seconds.values())
+    interval = sum(t for name, t in seconds.items() if name in INTERVAL_NODES)
+    return {"nodes": len(seconds), "node_seconds": round(total, 1), "interval_seconds": round(interval, 1),
+            "slowest": {name: round(t, 1) for name, t in sorted(seconds.items(), key=lambda kv: -kv[1])[:5]}}
+
+
+def timed_spark_build(db: Path, env: dict[str, str]) -> dict[str, object]:
+    """`hindsight build --target spark` in a child: wall seconds, the JVMs' and the Python workers'
+    peak summed RSS (dbt, the Spark client and the table functions' workers; not this bench), and dbt's timing of its nodes."""
+    peak, workers, done = [0.0], [0.0], threading.Event()
 
     def sample() -> None:
         while not done.is_set():
-            peak[0] = max(peak[0], java_rss_mb())
+            peak[0] = max(peak[0], rss_mb())
+            workers[0] = max(workers[0], rss_mb(("python", "python3", "python3.11")) - own_rss_mb())
             time.sleep(0.5)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -64,10 +84,20 @@ def timed_spark_build(db: Path, env: dict[str, str]) -> dict[str, float]:
     sampler.join()
     if result.returncode != 0:
         sys.exit(result.stdout[-4000:] + result.stderr[-4000:])
-    return {"seconds": round(wall, 1), "jvm_peak_rss_mb": round(peak[0])}
+    return {"seconds": round(wall, 1), "jvm_peak_rss_mb": round(peak[0]), "python_peak_rss_mb": round(workers[0]),
+            **node_times(Path(env["DBT_TARGET_PATH"]))}
+
+
+def own_rss_mb() -> float:
+    """This bench's own resident memory, which the Python processes' sum leaves out."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def one_scale(scale: int, engines: list[str], folder: Path) -> dict[str, object]:
+    print(f"bench_spark: {scale}x on {', '.join(engines)}", file=sys.stderr, flush=True)
     db = folder / f"scale{scale}.duckdb"
     figures: dict[str, object] = {"scale": scale, "cases": 171 * scale}
     figures.update(generate(db, scale))
@@ -98,14 +128,18 @@ def one_scale(scale: int, engines: list[str], folder: Path) -> dict[str, object]
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--scale", type=int, action="append", help="S x the paper's cases (repeatable; default 1 and 10)")
-    parser.add_argument("--engines", default="local,standalone", help="local, standalone or both (comma-separated)")
+    parser.add_argument("--standalone-at", type=int, action="append", default=[],
+                        help="also build this scale on a two-worker standalone cluster (repeatable)")
     args = parser.parse_args()
-    engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     folder = Path(tempfile.mkdtemp(prefix="hindsight-spark-"))
-    results = [one_scale(scale, engines, folder) for scale in (args.scale or [1, 10])]
     out = PROJECT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
-    (out / "spark.json").write_text(json.dumps(results, indent=2))
+    results = []
+    for scale in args.scale or [1, 10]:
+        results.append(one_scale(scale, ["local", "standalone"] if scale in args.standalone_at else ["local"], folder))
+        (out / "spark.json").write_text(json.dumps(results, indent=2))       # each scale kept as it ends
+        shutil.rmtree(folder, ignore_errors=True)                            # a 100x warehouse and its copies: tens of GB
+        folder.mkdir()
     print(json.dumps(results, indent=2))
 
 

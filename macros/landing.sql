@@ -11,6 +11,7 @@
         {%- for node in graph.sources.values() if node.source_name == 'raw' %}
             {%- do names.append(node.name) %}
         {%- endfor %}
+        {%- do check_table_functions() %}
         {%- do run_query("create database if not exists raw") %}
         {%- for table in names | sort %}
             {%- do run_query("create or replace view raw." ~ table ~ " as select * from parquet.`" ~ landing ~ "/" ~ table ~ "`") %}
@@ -26,4 +27,13 @@
             ~ "to the folder of `hindsight export raw`") }}
     {%- endif -%}
     {{ return(path.rstrip('/')) }}
+{%- endmacro %}
+
+{#- The Python table functions the Spark models call (ingest/spark/functions.py) live in a session:
+    `hindsight build --target spark` registers them before dbt runs; a plain dbt run has none. -#}
+{% macro check_table_functions() -%}
+    {%- if not run_query("show user functions like 'hindsight_*'").rows %}
+        {{ exceptions.raise_compiler_error("the Spark models compute intervals with the project's Python table functions, "
+            ~ "which only `hindsight build --target spark` registers: run that instead of `dbt build --target spark`") }}
+    {%- endif %}
 {%- endmacro %}

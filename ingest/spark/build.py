@@ -51,11 +51,14 @@ def build_on_spark(args: list[str], db: Path | None = None, landing: Path | None
     target = spark_target()
     env = dict(os.environ, HINDSIGHT_DB=str(db), HINDSIGHT_LANDING=str(landing), DO_NOT_TRACK="1",
                DBT_SEND_ANONYMOUS_USAGE_STATS="false",
+               # the executors' Python workers run the table functions: this interpreter has the project
+               PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON", sys.executable),
                # Spark's compiled SQL and run results beside DuckDB's, not over them (partial parse states differ)
                DBT_TARGET_PATH=os.environ.get("DBT_TARGET_PATH", str(PROJECT_DIR / "target" / "spark")))
-    dbt = Path(sys.executable).parent / "dbt"
-    command = [str(dbt) if dbt.exists() else "dbt", "build", "--project-dir", str(PROJECT_DIR), "--profiles-dir",
-               str(PROJECT_DIR), "--target", target, *(a for a in args if a != "--all")]   # each Spark build runs the whole project
+    # dbt in a process of its own that registers the table functions first (ingest/spark/dbt_on_spark.py)
+    command = [sys.executable, "-m", "ingest.spark.dbt_on_spark", "build", "--project-dir", str(PROJECT_DIR),
+               "--profiles-dir", str(PROJECT_DIR), "--target", target,
+               *(a for a in args if a != "--all")]   # each Spark build runs the whole project
     print(f"hindsight: building the clinical marts on Spark (target {target}; HindsightBench stays on DuckDB)",
           file=sys.stderr)
     return subprocess.run(command, env=env, cwd=PROJECT_DIR).returncode == 0

@@ -15,6 +15,7 @@ import contextlib
 import os
 import socket
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,7 +65,7 @@ def catalog_settings(folder: Path, memory: str = "4g") -> dict[str, str]:
 def _env(folder: Path) -> dict[str, str]:
     return {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_LOG_DIR": str(folder / "logs"),
             "SPARK_PID_DIR": str(folder), "SPARK_IDENT_STRING": f"hindsight-{os.getpid()}-{folder.name}",
-            "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_NO_DAEMONIZE": "", "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", "python3")}
+            "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_NO_DAEMONIZE": "", "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable)}
 
 
 @dataclass

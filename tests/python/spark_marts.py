@@ -1,4 +1,5 @@
-"""Read marts from a Spark Connect server into Parquet files: `python spark_marts.py URL OUT NAME...`.
+"""Read marts from Spark into Parquet files: `python spark_marts.py WHERE OUT NAME...`, WHERE a Spark
+Connect server (sc://host:port) or the folder of an in-process build's catalog (HINDSIGHT_SPARK_WAREHOUSE).
 
 Run as its own process by test_spark_engine.py: a Spark Connect client marks the whole Python process
 as connect-only, which the in-process Spark session of test_spark_macros.py must not inherit."""
@@ -10,8 +11,15 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 
-def main(url: str, out: str, names: list[str]) -> None:
-    session = SparkSession.builder.remote(url).getOrCreate()
+def main(where: str, out: str, names: list[str]) -> None:
+    if where.startswith("sc://"):
+        session = SparkSession.builder.remote(where).getOrCreate()
+    else:
+        from ingest.spark.server import catalog_settings
+        builder = SparkSession.builder.master("local[1]").enableHiveSupport()
+        for key, value in catalog_settings(Path(where), memory="2g").items():
+            builder = builder.config(key, value)
+        session = builder.getOrCreate()
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     for name in names:

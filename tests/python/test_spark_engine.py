@@ -1,6 +1,7 @@
 """The clinical marts built on Apache Spark equal DuckDB's (issue 34), against a real Spark Connect
 server started here on 127.0.0.1 (ingest/spark/server.py), through `hindsight build --target spark`:
-the demo corpus, an appended model, and the shared T2S2 data.
+the demo corpus, an appended model, every interval method and two block sizes of the estimators; and
+in-process, the shared T2S2 data, built again after a build killed at a random point.
 
 Compared: every public mart of the clinical benchmark, row for row; counts, labels and scores exactly,
 estimates and intervals within 1e-9. Left out of the comparison, by nature: the times a build wrote
@@ -10,7 +11,11 @@ engine. The DuckDB side draws the validation table's bootstrap the way SQL can (
 Needs the spark extra and Java 17 (HINDSIGHT_REQUIRE_SPARK=1 fails instead of skipping)."""
 from __future__ import annotations
 
+import json
+import os
+import random
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +30,12 @@ from conftest import PROJECT, dbt_target, hindsight, new_warehouse, query, requi
 pytestmark = pytest.mark.slow
 
 WAREHOUSE_VARS = ["--vars", '{"validation_bootstrap_draws": "warehouse"}']
+ESTIMATES = ["agg_metrics", "agg_metrics_by_format", "agg_metrics_by_eval_target"]
+ESTIMATED = ["--select", "int_metric_estimates+", "int_metric_estimates_by_eval_target+"]
+
+
+def with_vars(**extra) -> list[str]:
+    return ["--vars", json.dumps({"validation_bootstrap_draws": "warehouse", **extra})]
 # DuckDB's data tests run elsewhere in the suite, and Spark's on each first build: not again
 NO_TESTS = ["--exclude", "resource_type:test", "resource_type:unit_test"]
 BUILD_TIMES = {"scored_at", "scored_through", "built_at", "dbt_invocation_id"}
@@ -47,7 +58,9 @@ def spark_build(db: Path, server, *args, expect: int = 0):
 
 
 def read_spark(server, names: list[str], out: Path) -> dict[str, pd.DataFrame]:
-    done = subprocess.run([sys.executable, str(Path(__file__).with_name("spark_marts.py")), server.url, str(out), *names],
+    """NAMES from a Connect SERVER, or from the catalog folder an in-process build wrote (a path)."""
+    where = server if isinstance(server, str) else server.url
+    done = subprocess.run([sys.executable, str(Path(__file__).with_name("spark_marts.py")), where, str(out), *names],
                           capture_output=True, text=True, cwd=PROJECT)
     assert done.returncode == 0, done.stderr[:3000]
     return {name: pd.read_parquet(out / f"{name.replace('.', '__')}.parquet") for name in names}
@@ -147,15 +160,52 @@ def test_the_demo_builds_on_spark_equal_to_duckdb_and_an_appended_model_rewrites
     served = read_spark(server, [f"serving.{m}" for m in marts], tmp_path / "served-appended")
     assert differences(db, {m: served[f"serving.{m}"] for m in marts}) == {}
 
+    # the blocks a task computes change no number: 3 cells and 7 replicates a block, against the
+    # blocks that fit the default memory (here every cell of a cohort in one)
+    appended = read_spark(server, ESTIMATES, tmp_path / "default-blocks")
+    spark_build(db, server, *ESTIMATED, *NO_TESTS, "--full-refresh",          # estimated again, not kept
+                *with_vars(bootstrap_cells_per_block=3, bootstrap_replicates_per_block=7))
+    small = read_spark(server, ESTIMATES, tmp_path / "small-blocks")
+    for name in ESTIMATES:
+        assert len(small[name]) == len(appended[name]) > 0
+        order = [c for c in small[name].columns if c not in BUILD_TIMES and small[name][c].dtype == object]
+        left, right = (frame.drop(columns=[c for c in BUILD_TIMES if c in frame]).sort_values(order).reset_index(drop=True)
+                       for frame in (appended[name], small[name]))
+        pd.testing.assert_frame_equal(left, right, check_exact=True)
+    # every interval method, on both engines, from the same draws
+    for method in ("bca", "studentized"):
+        hindsight(db, "build", *ESTIMATED, *NO_TESTS, *with_vars(ci_method=method))
+        spark_build(db, server, *ESTIMATED, *NO_TESTS, *with_vars(ci_method=method, bootstrap_cells_per_block=5))
+        spark = read_spark(server, ESTIMATES, tmp_path / method)
+        assert set(spark["agg_metrics"]["ci_method"]) == {method}
+        assert differences(db, spark) == {}, method
 
-def test_the_shared_t2s2_cases_build_on_spark_equal_to_duckdb(real_warehouse, server, tmp_path):  # noqa: F811
+
+def test_the_shared_t2s2_cases_build_in_process_equal_to_duckdb_after_a_killed_build(real_warehouse, tmp_path):  # noqa: F811
+    """In-process Spark (local[2], the catalog beside the warehouse): a build killed at a random point
+    leaves a catalog the next build completes to DuckDB's marts."""
+    require_spark()
     db = new_warehouse(tmp_path / "real")
     shutil.copy(real_warehouse, db)
     hindsight(db, "build", "--all", *WAREHOUSE_VARS, *NO_TESTS)
-    spark_build(db, server)
+    catalog = tmp_path / "catalog"
+    env = {"HINDSIGHT_SPARK_WAREHOUSE": str(catalog), "HINDSIGHT_LANDING": str(db.parent / "landing"),
+           "DBT_TARGET_PATH": str(dbt_target(db)) + "-spark"}
+    after = random.Random().uniform(45, 150)
+    killed = subprocess.Popen([sys.executable, "-m", "ingest.cli", "build", "--target", "spark"], cwd=PROJECT,
+                              env={**os.environ, "HINDSIGHT_DB": str(db), **env}, start_new_session=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        killed.wait(timeout=after)
+        pytest.fail(f"the build ended before it was killed at {after:.0f} s: {killed.stderr.read()[-2000:]}")
+    except subprocess.TimeoutExpired:
+        os.killpg(killed.pid, signal.SIGKILL)          # the build, dbt and Spark's JVM, mid-write
+        killed.wait()
+    resumed = hindsight(db, "build", "--target", "spark", env=env)
+    assert "target spark " in resumed.stderr, f"killed at {after:.0f} s"
     marts = public_marts(db)
-    spark = read_spark(server, marts, tmp_path / "marts")
-    assert differences(db, spark) == {}
+    spark = read_spark(str(catalog), marts, tmp_path / "marts")
+    assert differences(db, spark) == {}, f"killed at {after:.0f} s"
     # the TTS classifier's regexes ran on Spark over the shared files, quarantined records included
     assert len(spark["agg_tts_quality"]) > 0 and len(spark["dim_questions"]) > 100
 

@@ -1,4 +1,4 @@
-"""The cross-engine macros (macros/cross_db.sql, bootstrap.sql, tts_json.sql, normal_distribution.sql,
+"""The cross-engine macros (macros/cross_db.sql, bootstrap.sql, tts_json.sql,
 spark_literals.sql) give the same values on DuckDB and on Apache Spark, for values whose engine
 defaults differ: dbt-spark runs with ANSI mode off, so a wrong regex, cast or JSON call gives NULL or
 another text there, not an error. Each macro is compiled by dbt for each target (`dbt compile
@@ -158,10 +158,7 @@ select
     {{ regex_search('v.literal', "'\\\\$'") }} as ends_with_backslash,
     {{ int_div('cast(v.pos as bigint) * 4294967296 + 7', 4294967296) }} as load_of_key,
     {{ json_object_text([('question', json_text('v.doc', 'question')), ('n', 'v.pos'), ('none', 'cast(null as string)')]) }}
-        as object_text,
-    {{ normal_quantile('0.025') }} as z_low,
-    {{ normal_quantile('cast(v.pos as double) / 4') }} as z_of_position,
-    {{ normal_cdf('cast(v.pos as double) - 2.5') }} as cdf_of_position
+        as object_text
 from (VALUES_HERE) as v (doc, subject, annotators, annotator, literal, pos)
 """
 

@@ -1,6 +1,5 @@
--- The SQL twin of int_metric_estimates.py on engines without dbt Python models (Spark): the same
--- rows at groupings `format` and `overall` from the same case sums and bootstrap draws
--- (macros/metric_estimates_sql.sql).
+-- int_metric_estimates.py on Spark, where dbt runs no Python model: the same rows at groupings
+-- `format` and `overall`, by the same estimator on the executors (macros/metric_estimates_spark.sql).
 {{ config(**fact_config(['cohort', 'model', 'condition', 'prompt_variant', 'visibility'])) }}
-{{ metric_estimates_sql('format', ['format', 'options_type'],
-                        {'overall': ['model', 'condition', 'prompt_variant', 'metric', 'visibility']}) }}
+{{ metric_estimates_spark('format', ['format', 'options_type'],
+                          {'overall': ['model', 'condition', 'prompt_variant', 'metric', 'visibility']}) }}

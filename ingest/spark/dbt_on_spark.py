@@ -1,0 +1,64 @@
+"""`python -m ingest.spark.dbt_on_spark DBT_ARGS...`: dbt on Spark, with the project's table functions
+(ingest/spark/functions.py) registered in the session it builds with.
+
+Spark keeps Python functions in a session, and dbt-spark's `session` method builds its SQL on the
+session of its own process (SparkSession.builder...getOrCreate()), in-process or on a Spark Connect
+server. So dbt runs here, in this process: the session is started first with the target's own
+parameters (profiles.yml, rendered by dbt), the functions are registered in it, and dbt's
+getOrCreate() then finds that session. What a killed build left is cleared first
+(ingest/spark/recovery.py). `hindsight build --target spark` runs this.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from argparse import Namespace
+
+
+def option(args: list[str], name: str, default: str | None = None) -> str | None:
+    for i, arg in enumerate(args):
+        if arg == name and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return default
+
+
+def session_parameters(profiles_dir: str, target: str) -> dict[str, str]:
+    """The server_side_parameters of profiles.yml's TARGET, rendered as dbt renders them (env_var…)."""
+    from dbt.config.profile import Profile, read_profile
+    from dbt.config.renderer import ProfileRenderer
+    from dbt.flags import set_from_args
+    from dbt_common.context import set_invocation_context
+
+    set_from_args(Namespace(), None)
+    set_invocation_context(os.environ)
+    profile = Profile.from_raw_profiles(read_profile(profiles_dir), "hindsight", ProfileRenderer({}),
+                                        target_override=target)
+    return dict(profile.credentials.server_side_parameters)
+
+
+def start_session(profiles_dir: str, target: str):
+    from pyspark.sql import SparkSession
+
+    from ingest.spark import functions, recovery
+
+    builder = SparkSession.builder.enableHiveSupport()
+    for key, value in session_parameters(profiles_dir, target).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    recovery.clear_killed_build(spark)
+    functions.register(spark)
+    return spark
+
+
+def main(args: list[str]) -> int:
+    from dbt.cli.main import dbtRunner
+
+    start_session(option(args, "--profiles-dir", "."), option(args, "--target", "spark"))
+    result = dbtRunner().invoke(args)
+    return 0 if result.success else (2 if result.exception is not None else 1)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
