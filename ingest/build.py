@@ -150,7 +150,7 @@ def declared_sources() -> set[str]:
 
 
 def model_names() -> set[str]:
-    """The models a DuckDB build creates: all but the SQL twins in `spark/` folders (Spark's only)."""
+    """The models a DuckDB build creates: all but the models in `spark/` folders (Spark's only)."""
     return {path.stem for pattern in ("*.sql", "*.py") for path in (PROJECT_DIR / "models").rglob(pattern)
             if "spark" not in path.relative_to(PROJECT_DIR / "models").parts}
 

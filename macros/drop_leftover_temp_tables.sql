@@ -1,6 +1,6 @@
 {# dbt-duckdb 1.11 leaves the batch table of an incremental Python model behind
    (`<model>__dbt_tmp<timestamp>`, in the default schema): a post-hook of those models drops
-   every such table, so incremental builds do not litter the warehouse. (The SQL twins on Spark leave none.) #}
+   every such table, so incremental builds do not litter the warehouse. #}
 {% macro drop_leftover_temp_tables(relation) %}
     {%- if execute and target.type == 'duckdb' %}
         {%- set found = run_query("select schema_name, table_name from duckdb_tables() where database_name = '"

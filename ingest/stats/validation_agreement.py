@@ -20,8 +20,8 @@ category) is left out, and an interval needs half of them. The draws (`draws`):
 
 - `numpy` (DuckDB's default): B replicates from one seeded numpy Generator per row of the table;
 - `warehouse`: the counter-based draws of ingest/stats/bootstrap.py (the metric bootstrap's), one
-  stream per row and cohort (stream_key), so SQL draws the same cases: the Spark target computes the
-  table in SQL from them (macros/validation_agreement_sql.sql) and gives the same intervals.
+  stream per row and cohort (stream_key), which any engine draws alike: the Spark target runs this
+  module on an executor with them (ingest/spark/functions.py) and gives the same intervals.
 """
 from __future__ import annotations
 
@@ -98,7 +98,7 @@ def _tables(cases: pd.DataFrame, annotations: pd.DataFrame, judged: pd.DataFrame
 
 def stream_key(keys: list, stratum: str) -> str:
     """The `warehouse` draws' stream of one cohort (stratum) of one row of the table (design, cohort or
-    `all`, item, judge model): the text the SQL twin hashes the same way."""
+    `all`, item, judge model)."""
     design_id, cohort, item, judge_model = keys
     return "|".join([design_id, cohort, item, judge_model or "", stratum])
 

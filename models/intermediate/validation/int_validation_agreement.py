@@ -6,7 +6,7 @@ from ingest.stats.validation_agreement import agreement_table
 def model(dbt, session):
     dbt.config(materialized="table")
     annotations = dbt.ref("stg_raw__annotations").df()
-    # `auto`: numpy's streams here (the Spark twin can only draw the warehouse's)
+    # `auto`: numpy's streams here (Spark draws the warehouse's: models/intermediate/validation/spark/)
     draws = str(dbt.config.get("validation_bootstrap_draws"))
     return agreement_table(dbt.ref("stg_raw__validation_cases").df(), annotations, dbt.ref("stg_raw__judge_checks").df(),
                            int(dbt.config.get("bootstrap_replicates")), int(dbt.config.get("bootstrap_seed")),
