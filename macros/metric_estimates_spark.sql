@@ -50,45 +50,35 @@ touched_models as (
 ),
 {%- endif %}
 
-case_values as (
-    -- per grouping, cell and case: the sum of the values, the questions and the valid ones
+cell_labels as (
+    -- per grouping, each finest cell (int_metric_cells: a few thousand rows) and the cell it sums into
     {%- for name, columns in groupings %}
+    {%- set keys = ["'" ~ name ~ "'", 'cells.cohort'] %}
+    {%- for column in labels[1:] %}
+        {%- do keys.append("coalesce(cells." ~ column ~ ", '<null>')" if column in columns else "'<null>'") %}
+    {%- endfor %}
     select
+        cells.cell_key,
         '{{ name }}' as grouping,
         {%- for column in labels %}
         {{ ('cells.' ~ column) if column in columns else 'cast(null as string)' }} as {{ column }},
         {%- endfor %}
-        sums.case_index,
-        sum(sums.value_sum) as value_sum,
-        sum(sums.n_questions) as n_questions,
-        sum(sums.n_valid) as n_valid,
-        max(sums.scored_through) as scored_through
-    from {{ ref('int_metric_case_sums') }} as sums
-    inner join {{ ref('int_metric_cells') }} as cells on cells.cell_key = sums.cell_key
-    where true
+        {{ hash64(keys) }} as cell_id
+    from {{ ref('int_metric_cells') }} as cells
     {%- if is_incremental() %}
-        and cells.model in (select model from touched_models)
+    where cells.model in (select model from touched_models)
     {%- endif %}
-    group by {% for column in columns %}cells.{{ column }}, {% endfor %}sums.case_index
     {{- '\n    union all' if not loop.last }}
     {%- endfor %}
-),
-
-keyed as (
-    select
-        {{ hash64(['grouping', 'cohort'] + cell_label_keys(labels[1:])) }} as cell_id,
-        *
-    from case_values
 ),
 
 cells as (
     select
         cell_id,
         {%- for column in ['grouping'] + labels %}
-        any_value({{ column }}) as {{ column }},
+        any_value({{ column }}) as {{ column }}{{ ',' if not loop.last }}
         {%- endfor %}
-        sum(n_valid) as n_valid
-    from keyed
+    from cell_labels
     group by cell_id
 ),
 
@@ -105,10 +95,20 @@ cell_blocks as (
 ),
 
 blocked_sums as (
-    select keyed.cohort, cell_blocks.cell_block, cell_blocks.n_cases, keyed.cell_id, keyed.case_index,
-        cast(keyed.value_sum as double) as value_sum, cast(keyed.n_questions as double) as n_questions
-    from keyed
-    inner join cell_blocks on cell_blocks.cell_id = keyed.cell_id
+    -- the one pass over the case sums: per cell of every grouping and case, its sums
+    select
+        labels.cohort,
+        blocks.cell_block,
+        any_value(blocks.n_cases) as n_cases,
+        labels.cell_id,
+        sums.case_index,
+        cast(sum(sums.value_sum) as double) as value_sum,
+        cast(sum(sums.n_questions) as double) as n_questions,
+        cast(sum(sums.n_valid) as double) as n_valid
+    from {{ ref('int_metric_case_sums') }} as sums
+    inner join cell_labels as labels on labels.cell_key = sums.cell_key
+    inner join cell_blocks as blocks on blocks.cell_id = labels.cell_id
+    group by labels.cohort, blocks.cell_block, labels.cell_id, sums.case_index
 ),
 
 estimates as (
@@ -133,12 +133,13 @@ final as (
         (cast(1.959963984540054 as double) + cast(0.8416212335729143 as double)) * estimates.se_clustered as mde_80,
         cast(estimates.n_questions as bigint) as n_questions,
         estimates.n_cases,
-        cast(cells.n_valid as bigint) as n_valid,
+        cast(estimates.n_valid as bigint) as n_valid,
         estimates.n_finite_replicates,
         {{ var('bootstrap_replicates') }} as bootstrap_replicates,
         {{ var('bootstrap_seed') }} as bootstrap_seed,
         '{{ method }}' as ci_method,
-        (select max(scored_through) from case_values) as scored_through
+        (select max(scored_through) from {{ ref('int_metric_case_sums') }}
+         {%- if is_incremental() %} where model in (select model from touched_models){% endif %}) as scored_through
     from cells
     inner join estimates on estimates.cell_id = cells.cell_id
 )
@@ -156,13 +157,3 @@ select * from final
             / (8 * (13 * sizes.n_cases + 5 * {{ var('bootstrap_replicates') }})))))
     {%- endif -%}
 {%- endmacro %}
-
-{#- A cell's label columns for its key: NULL (a rollup's missing column) apart from '' -#}
-{% macro cell_label_keys(columns) -%}
-    {%- set keys = [] %}
-    {%- for column in columns %}
-        {%- do keys.append("coalesce(" ~ column ~ ", '<null>')") %}
-    {%- endfor %}
-    {{- return(keys) }}
-{%- endmacro %}
-

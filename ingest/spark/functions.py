@@ -38,7 +38,7 @@ def _scalar(argument):
 
 
 class MetricIntervals:
-    """One task: the per-case sums (cohort, n_cases, cell_id, case_index, value_sum, n_questions) of
+    """One task: the per-case sums (cohort, n_cases, cell_id, case_index, value_sum, n_questions, n_valid) of
     one block of cells of one cohort, gathered over the task's batches; the statistics at its end."""
 
     def __init__(self):
@@ -46,7 +46,7 @@ class MetricIntervals:
         self.parameters = None
 
     def eval(self, batch: pa.RecordBatch, seed, replicates, method, replicates_per_block, memory_mb):
-        self.batches.append(batch.select(["cohort", "n_cases", "cell_id", "case_index", "value_sum", "n_questions"]))
+        self.batches.append(batch.select(["cohort", "n_cases", "cell_id", "case_index", "value_sum", "n_questions", "n_valid"]))
         self.parameters = [_scalar(a) for a in (seed, replicates, method, replicates_per_block, memory_mb)]
         return iter(())
 
@@ -62,11 +62,11 @@ class MetricIntervals:
         yield pa.table(block_estimates(
             sums.column("cohort")[0].as_py(), n_cases, number("cell_id"), number("case_index"),
             number("value_sum").astype(np.float64), number("n_questions").astype(np.float64),
-            int(replicates), int(seed), str(method), max(1, min(block, int(replicates)))))
+            number("n_valid").astype(np.float64), int(replicates), int(seed), str(method), max(1, min(block, int(replicates)))))
 
 
 METRIC_COLUMNS = ("cell_id bigint, estimate double, ci_low double, ci_high double, se_clustered double, "
-                  "n_questions double, n_cases bigint, n_finite_replicates bigint")
+                  "n_questions double, n_cases bigint, n_valid double, n_finite_replicates bigint")
 
 
 def validation_agreement(frames: dict[str, pd.DataFrame], parameters: dict) -> pd.DataFrame:

@@ -158,7 +158,8 @@ def estimates(session, sums: str, cells: str, cases: str, replicates: int, seed:
 
 
 def block_estimates(cohort: str, n_cases: int, cell_id: np.ndarray, case_index: np.ndarray, value_sum: np.ndarray,
-                    n_questions: np.ndarray, replicates: int, seed: int, method: str, replicate_block: int) -> dict:
+                    n_questions: np.ndarray, n_valid: np.ndarray, replicates: int, seed: int, method: str,
+                    replicate_block: int) -> dict:
     """The statistics of one block of cells of a cohort, from their per-case sums (one row per cell
     and case that has questions in it): what a Spark task computes (ingest/spark/functions.py), with
     the estimator DuckDB's models use (bootstrap.cell_statistics). The multiplicities are drawn
@@ -174,4 +175,5 @@ def block_estimates(cohort: str, n_cases: int, cell_id: np.ndarray, case_index: 
     stats = bootstrap.cell_statistics(sums, counts, blocks, method=method)
     return {"cell_id": cells, **{name: stats[name] for name in ["estimate", "ci_low", "ci_high", "se_clustered"]},
             "n_questions": stats["n_questions"], "n_cases": stats["n_cases"],
+            "n_valid": np.bincount(column, weights=n_valid, minlength=len(cells)),
             "n_finite_replicates": stats["n_finite_replicates"]}

@@ -146,7 +146,8 @@ def test_a_block_of_cells_gives_the_numbers_of_the_whole_cohort_whatever_the_blo
         for first in range(0, n_cells, cells_per_block):
             mine = (cell >= first) & (cell < first + cells_per_block)
             found = metric_estimates.block_estimates("blocks", n_cases, cell[mine] + 100, case[mine], sums[case[mine], cell[mine]],
-                                                     counts[case[mine], cell[mine]], 300, 2026, method, replicate_block)
+                                                     counts[case[mine], cell[mine]], counts[case[mine], cell[mine]], 300, 2026,
+                                                     method, replicate_block)
             columns = found["cell_id"] - 100
             for name in ["estimate", "ci_low", "ci_high", "se_clustered", "n_questions", "n_cases", "n_finite_replicates"]:
                 assert np.array_equal(found[name], whole[name][columns], equal_nan=True), (name, cells_per_block, replicate_block)

@@ -31,7 +31,8 @@ def test_a_task_of_metric_sums_in_several_batches_gives_the_cohorts_statistics()
     sums = np.minimum(counts, rng.integers(0, 3, (n_cases, 4))).astype(float)
     case, cell = np.nonzero(counts)
     rows = pd.DataFrame({"cohort": "c", "cell_block": 0, "n_cases": n_cases, "cell_id": cell * 1000 + 7,
-                         "case_index": case, "value_sum": sums[case, cell], "n_questions": counts[case, cell]})
+                         "case_index": case, "value_sum": sums[case, cell], "n_questions": counts[case, cell],
+                         "n_valid": counts[case, cell] - 1})
     table = pa.Table.from_pandas(rows, preserve_index=False)
     batches = table.to_batches(max_chunksize=10)             # a task's rows arrive in several batches
     assert len(batches) > 2
@@ -40,6 +41,7 @@ def test_a_task_of_metric_sums_in_several_batches_gives_the_cohorts_statistics()
     assert list(found["cell_id"]) == [7, 1007, 2007, 3007]
     for name in ["estimate", "ci_low", "ci_high", "se_clustered", "n_cases", "n_finite_replicates"]:
         assert np.array_equal(found[name].to_numpy(), whole[name], equal_nan=True), name
+    assert list(found["n_valid"]) == list((counts - 1).sum(axis=0, where=counts > 0))
     # a memory of 1 MB draws 1 replicate at a time here ((1 MB / 40 bytes) / 23 cases > 400): same numbers
     small = run_task(functions.MetricIntervals(), batches, 2026, 400, "bca", 3, 1).to_pandas()
     pd.testing.assert_frame_equal(small, found, check_exact=True)
@@ -81,8 +83,8 @@ def test_block_estimates_are_the_per_case_sums_of_cells_no_matter_the_order_of_r
     cell, case = cell[keep], case[keep]
     values, questions = rng.integers(0, 3, len(cell)).astype(float), np.full(len(cell), 3.0)
     order = rng.permutation(len(cell))
-    first = metric_estimates.block_estimates("o", 11, cell, case, values, questions, 200, 1, "studentized", 50)
+    first = metric_estimates.block_estimates("o", 11, cell, case, values, questions, values, 200, 1, "studentized", 50)
     second = metric_estimates.block_estimates("o", 11, cell[order], case[order], values[order], questions[order],
-                                              200, 1, "studentized", 50)
+                                              values[order], 200, 1, "studentized", 50)
     for name, value in first.items():
         assert np.array_equal(value, second[name], equal_nan=True), name

@@ -186,9 +186,7 @@ def _run_documents(spark, template: str) -> tuple[list[tuple], list[tuple]]:
 def test_json_regex_and_arithmetic_macros_agree_on_both_engines(spark):
     expected, found = _run_documents(spark, DOCUMENT_SCALARS)
     assert len(found) == len(expected) == len(DOCUMENTS)
-    for mine, theirs in zip(found, expected):
-        assert mine[:13] == theirs[:13]
-        assert mine[13:] == pytest.approx(theirs[13:], abs=1e-15)
+    assert found == expected
     first, second, third = expected
     assert first[1:5] == ("It's \"odd\"?", "ICU", 6.0, 2) and json.loads(first[5]) == ["A. <10%", "B. café"]
     assert second[2] is None and second[5] is None and third[5] == "[]"      # a JSON null; options not a list
@@ -199,10 +197,6 @@ def test_json_regex_and_arithmetic_macros_agree_on_both_engines(spark):
     assert [row[9] for row in expected] == [False, False, True] and [row[10] for row in expected] == [True, False, False]
     assert [row[11] for row in expected] == [1, 2, 3]
     assert json.loads(first[12]) == {"question": "It's \"odd\"?", "n": 1, "none": None}
-    from statistics import NormalDist
-    assert first[13] == pytest.approx(NormalDist().inv_cdf(0.025), abs=1e-15)
-    assert [row[14] for row in expected] == pytest.approx([NormalDist().inv_cdf(p / 4) for p in (1, 2, 3)], abs=1e-15)
-    assert [row[15] for row in expected] == pytest.approx([NormalDist().cdf(p - 2.5) for p in (1, 2, 3)], abs=1e-15)
 
 
 def test_ordered_and_distinct_string_aggregates_agree_on_both_engines(spark):
