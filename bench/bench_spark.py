@@ -96,13 +96,15 @@ def own_rss_mb() -> float:
     return 0.0
 
 
-def one_scale(scale: int, engines: list[str], folder: Path) -> dict[str, object]:
+def one_scale(scale: int, engines: list[str], folder: Path, keep) -> dict[str, object]:
+    """The figures of one scale; KEEP(figures) writes them after each build, so a stopped run keeps them."""
     print(f"bench_spark: {scale}x on {', '.join(engines)}", file=sys.stderr, flush=True)
     db = folder / f"scale{scale}.duckdb"
     figures: dict[str, object] = {"scale": scale, "cases": 171 * scale}
     figures.update(generate(db, scale))
     wall, rss = child(db, [*HINDSIGHT, "build", *BUILD])
     figures["duckdb_full"] = {"seconds": round(wall, 1), "peak_rss_mb": round(rss)}
+    keep(figures)
     spark_env = {engine: {"HINDSIGHT_SPARK_WAREHOUSE": str(folder / f"scale{scale}-{engine}.spark"),
                           "HINDSIGHT_LANDING": str(folder / f"scale{scale}-landing"),
                           "DBT_TARGET_PATH": str(folder / f"scale{scale}-{engine}.target")} for engine in engines}
@@ -114,13 +116,16 @@ def one_scale(scale: int, engines: list[str], folder: Path) -> dict[str, object]
     try:
         for engine in engines:
             figures[f"spark_{engine}_full"] = timed_spark_build(db, spark_env[engine])
+            keep(figures)
     finally:
         if cluster is not None:         # the cluster is timed on the full build only (one deployment check)
             cluster.__exit__(None, None, None)
     figures["appended_answers"] = append_model(db, scale)
     wall, rss = child(db, [*HINDSIGHT, "build", *BUILD])
     figures["duckdb_append"] = {"seconds": round(wall, 1), "peak_rss_mb": round(rss)}
+    keep(figures)
     figures["spark_local_append"] = timed_spark_build(db, spark_env["local"])
+    keep(figures)
     return figures
 
 
@@ -134,9 +139,12 @@ def main() -> None:
     out = PROJECT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)
     results = []
+
+    def keep(figures: dict) -> None:
+        (out / "spark.json").write_text(json.dumps([*results, figures], indent=2))
+
     for scale in args.scale or [1, 10]:
-        results.append(one_scale(scale, ["local", "standalone"] if scale in args.standalone_at else ["local"], folder))
-        (out / "spark.json").write_text(json.dumps(results, indent=2))       # each scale kept as it ends
+        results.append(one_scale(scale, ["local", "standalone"] if scale in args.standalone_at else ["local"], folder, keep))
         shutil.rmtree(folder, ignore_errors=True)                            # a 100x warehouse and its copies: tens of GB
         folder.mkdir()
     print(json.dumps(results, indent=2))
