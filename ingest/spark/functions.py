@@ -2,12 +2,12 @@
 the executors, called from the Spark models' SQL (Spark 4's Arrow UDTFs with a TABLE argument).
 
 - `hindsight_metric_intervals(TABLE(sums) PARTITION BY (cohort, cell_block), seed, replicates,
-  ci_method, replicate_block)`: one task per block of cells of a cohort; it receives those cells'
+  ci_method, replicates_per_block, memory_mb)`: one task per block of cells of a cohort; it receives those cells'
   per-case sums, draws its replicates again from the counter-based draws, a block at a time, and
   returns each cell's estimate and interval (ingest/stats/metric_estimates.block_estimates). What
   crosses the network is per-case sums in and a few numbers per cell out: no relation anywhere has
   cells x cases x replicates rows.
-- `hindsight_frames(TABLE(rows) PARTITION BY (key), function, parameters)`: a function of
+- `hindsight_frames(TABLE(rows) WITH SINGLE PARTITION, function, parameters)`: a function of
   DataFrames (FRAME_FUNCTIONS) over small tables, packed as (frame, JSON row) and unpacked here;
   its rows come back as JSON, which the model reads with from_json and its declared columns.
 
@@ -32,9 +32,9 @@ METRIC_INTERVALS = "hindsight_metric_intervals"
 FRAMES = "hindsight_frames"
 
 
-def _scalar(argument):
+def _scalar(argument: pa.Array):
     """A scalar argument of an Arrow UDTF, which arrives as an array of the batch's length."""
-    return argument[0].as_py() if isinstance(argument, (pa.Array, pa.ChunkedArray)) else argument
+    return argument[0].as_py()
 
 
 class MetricIntervals:
@@ -58,11 +58,11 @@ class MetricIntervals:
         n_cases = int(sums.column("n_cases")[0].as_py())
         # a block of draws and its temporaries: about 5 int64 arrays of (replicates x cases)
         block = int(replicates_per_block) or int(memory_mb) * 2**20 // (40 * max(n_cases, 1))
-        number = lambda name: sums.column(name).to_numpy()       # noqa: E731
+        number = lambda name: sums.column(name).to_numpy()       # noqa: E731  (the model casts the sums to double)
         yield pa.table(block_estimates(
-            sums.column("cohort")[0].as_py(), n_cases, number("cell_id"), number("case_index"),
-            number("value_sum").astype(np.float64), number("n_questions").astype(np.float64),
-            number("n_valid").astype(np.float64), int(replicates), int(seed), str(method), max(1, min(block, int(replicates)))))
+            sums.column("cohort")[0].as_py(), n_cases, number("cell_id"), number("case_index"), number("value_sum"),
+            number("n_questions"), number("n_valid"), int(replicates), int(seed), str(method),
+            max(1, min(block, int(replicates)))))
 
 
 METRIC_COLUMNS = ("cell_id bigint, estimate double, ci_low double, ci_high double, se_clustered double, "

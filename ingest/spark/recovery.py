@@ -32,16 +32,17 @@ def local_folder(uri: str) -> Path | None:
 def orphaned_folders(spark) -> list[Path]:
     """The folders in the schemas' locations that no table of the catalog owns."""
     found = []
-    for database in spark.catalog.listDatabases():
+    databases = spark.catalog.listDatabases()
+    schemas = {database.name.lower() for database in databases}
+    for database in databases:
         folder = local_folder(database.locationUri or "")
         if folder is None:
             continue
         tables = {table.name.lower() for table in spark.catalog.listTables(database.name)}
-        schemas = {d.name.lower() for d in spark.catalog.listDatabases()} if database.name == "default" else set()
         for entry in folder.iterdir():
             name = entry.name.lower()
             if (entry.is_dir() and not name.startswith((".", "_")) and name not in tables
-                    and not (name.endswith(".db") and name[:-3] in schemas)       # default's folder holds the others
+                    and not (name.endswith(".db") and name[:-3] in schemas)       # the warehouse folder holds the schemas
                     and name != "metastore_db"):
                 found.append(entry)
     return found
