@@ -88,3 +88,25 @@ def test_block_estimates_are_the_per_case_sums_of_cells_no_matter_the_order_of_r
                                               values[order], 200, 1, "studentized", 50)
     for name, value in first.items():
         assert np.array_equal(value, second[name], equal_nan=True), name
+
+
+def test_a_killed_builds_folder_without_a_table_is_cleared_and_nothing_else(tmp_path):
+    """recovery.clear_killed_build on a catalog as Spark lists it: a folder no table owns goes; the
+    tables' folders, the schemas' folders and hidden staging folders stay."""
+    from types import SimpleNamespace as Entry
+
+    from ingest.spark import recovery
+
+    warehouse = tmp_path / "warehouse"
+    for folder in ["main.db/agg_metrics", "main.db/int_left_half_written", "main.db/.spark-staging-1", "main.db/_temporary",
+                   "default_table"]:
+        (warehouse / folder).mkdir(parents=True)
+    catalog = Entry(
+        listDatabases=lambda: [Entry(name="default", locationUri=f"file:{warehouse}"),
+                               Entry(name="main", locationUri=f"file:{warehouse / 'main.db'}"),
+                               Entry(name="remote", locationUri="s3a://bucket/remote.db")],
+        listTables=lambda name: {"default": [Entry(name="default_table")], "main": [Entry(name="AGG_METRICS")]}[name])
+    removed = recovery.clear_killed_build(Entry(catalog=catalog))
+    assert removed == [warehouse / "main.db" / "int_left_half_written"]
+    assert sorted(p.name for p in (warehouse / "main.db").iterdir()) == [".spark-staging-1", "_temporary", "agg_metrics"]
+    assert (warehouse / "default_table").is_dir()
