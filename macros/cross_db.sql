@@ -244,3 +244,62 @@
     {{ return({'materialized': 'incremental', 'unique_key': unique_key, 'incremental_strategy': 'delete+insert',
                'on_schema_change': 'fail'}) }}
 {%- endmacro %}
+
+{# One row per item of the array ITEMS (an expression over the rows before), as columns VALUE and
+   POSITION (1-based) of ALIAS: a lateral join, like DuckDB's `unnest(...) with ordinality`. #}
+{% macro lateral_items(items, value, position, alias) -%}
+    {{ return(adapter.dispatch('lateral_items')(items, value, position, alias)) }}
+{%- endmacro %}
+{% macro duckdb__lateral_items(items, value, position, alias) -%}
+    cross join unnest({{ items }}) with ordinality as {{ alias }} ({{ value }}, {{ position }})
+{%- endmacro %}
+{% macro spark__lateral_items(items, value, position, alias) -%}
+    cross join lateral (
+        select inline(transform({{ items }}, (item, i) -> named_struct('{{ value }}', item, '{{ position }}', i + 1)))
+    ) as {{ alias }}
+{%- endmacro %}
+
+{# TEXT split at each occurrence of the literal SEPARATOR (a one-character text, or '' for each
+   character), empty pieces kept. #}
+{% macro split_text(text, separator) -%}
+    {{ return(adapter.dispatch('split_text')(text, separator)) }}
+{%- endmacro %}
+{% macro duckdb__split_text(text, separator) -%} string_split({{ text }}, {{ separator }}) {%- endmacro %}
+{% macro spark__split_text(text, separator) -%}
+    {#- Spark splits at a regex: the separator quoted; '' splits into characters (no empty last piece) -#}
+    {%- if separator == "''" -%} split({{ text }}, '(?!$)')
+    {%- else -%} split({{ text }}, concat('\Q', {{ separator }}, '\E'), -1)
+    {%- endif -%}
+{%- endmacro %}
+
+{# Every match of the regular expression PATTERN in TEXT replaced by REPLACEMENT. #}
+{% macro regex_replace_all(text, pattern, replacement) -%}
+    {{ return(adapter.dispatch('regex_replace_all')(text, pattern, replacement)) }}
+{%- endmacro %}
+{% macro duckdb__regex_replace_all(text, pattern, replacement) -%}
+    regexp_replace({{ text }}, {{ pattern }}, {{ replacement }}, 'g')
+{%- endmacro %}
+{% macro spark__regex_replace_all(text, pattern, replacement) -%}
+    regexp_replace({{ text }}, {{ pattern }}, {{ replacement }})
+{%- endmacro %}
+
+{# The first days of the months from FIRST to LAST (literal dates 'YYYY-MM-DD') as texts, column NAME. #}
+{% macro month_starts(first, last, name) -%}
+    {{ return(adapter.dispatch('month_starts')(first, last, name)) }}
+{%- endmacro %}
+{% macro duckdb__month_starts(first, last, name) -%}
+    (select cast(cast(month_start as date) as string) as {{ name }}
+     from generate_series(date '{{ first }}', date '{{ last }}', interval 1 month) as months (month_start))
+{%- endmacro %}
+{% macro spark__month_starts(first, last, name) -%}
+    (select cast(month_start as string) as {{ name }}
+     from (select explode(sequence(date '{{ first }}', date '{{ last }}', interval 1 month)) as month_start))
+{%- endmacro %}
+
+{# The values of a list var, ITEMS (texts or numbers), as the rows of a relation with columns VALUE
+   and POSITION (1-based). #}
+{% macro enumerated_values(items, value, position) -%}
+    (select * from (values
+        {%- for item in items %} ({{ "'" ~ item ~ "'" if item is string else item }}, {{ loop.index }}){{ ',' if not loop.last }}{% endfor %})
+        as items ({{ value }}, {{ position }}))
+{%- endmacro %}

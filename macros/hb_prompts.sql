@@ -3,7 +3,7 @@
     str.splitlines does on these texts (no carriage returns: a trailing newline ends the last line,
     it does not start an empty one); the rebuilt texts join lines with a newline and so have none. -#}
 {% macro hb_split_lines(text) -%}
-    string_split(case when ends_with({{ text }}, chr(10)) then substr({{ text }}, 1, length({{ text }}) - 1) else {{ text }} end, chr(10))
+    {{ split_text('case when right(' ~ text ~ ', 1) = chr(10) then substr(' ~ text ~ ', 1, length(' ~ text ~ ') - 1) else ' ~ text ~ ' end', 'chr(10)') }}
 {%- endmacro %}
 
 {% macro hb_date_line_pattern() -%}

@@ -23,7 +23,8 @@ lines as (
         regexp_extract(lines.line, {{ hb_snapshot_pattern() }}, 2) as snapshot_series,
         regexp_extract(lines.line, {{ hb_snapshot_pattern() }}, 3) as snapshot_month,
         regexp_extract(lines.line, {{ hb_snapshot_pattern() }}, 4) as snapshot_value
-    from nodes, unnest({{ hb_split_lines('nodes.user_text') }}) with ordinality as lines (line, line_no)
+    from nodes
+    {{ lateral_items(hb_split_lines('nodes.user_text'), 'line', 'line_no', 'lines') }}
 ),
 
 rewritten as (
@@ -32,7 +33,7 @@ rewritten as (
         arms.arm,
         lines.line_no,
         case
-            when regexp_matches(lines.line, {{ hb_date_line_pattern() }}) then
+            when {{ regex_search('lines.line', hb_date_line_pattern()) }} then
                 case arms.arm
                     when 'D' then lines.line
                     when 'M' then regexp_extract(lines.line, '^(\s*)', 1)
@@ -41,12 +42,12 @@ rewritten as (
                         || case arms.arm when 'W' then lines.fake_date else lines.control_fake_date end
                         || ' - only information available on or before this date is admissible as evidence.'
                 end
-            when regexp_matches(lines.line, {{ hb_dropped_line_pattern() }}) then null
-            when regexp_matches(lines.line, {{ hb_snapshot_pattern() }}) then
+            when {{ regex_search('lines.line', hb_dropped_line_pattern()) }} then null
+            when {{ regex_search('lines.line', hb_snapshot_pattern()) }} then
                 lines.snapshot_indent || '- ' || lines.snapshot_series || ': asof=t-'
                 || cast((cast(left(lines.decision_date, 4) as integer) - cast(left(lines.snapshot_month, 4) as integer)) * 12
-                    + cast(substr(lines.decision_date, 6, 2) as integer) - cast(right(lines.snapshot_month, 2) as integer) as varchar)
-                || 'mo, value=' || regexp_replace(lines.snapshot_value, '^\s+|\s+$', '', 'g')
+                    + cast(substr(lines.decision_date, 6, 2) as integer) - cast(right(lines.snapshot_month, 2) as integer) as string)
+                || 'mo, value=' || {{ regex_replace_all('lines.snapshot_value', "'^\s+|\s+$'", "''") }}
             else lines.line
         end as line
     from lines
@@ -55,7 +56,7 @@ rewritten as (
 ),
 
 cleaned as (
-    select decision_date, arm, string_agg(line, chr(10) order by line_no) as user_text
+    select decision_date, arm, {{ ordered_string_agg('line', 'chr(10)', 'line_no') }} as user_text
     from rewritten
     group by decision_date, arm
 ),

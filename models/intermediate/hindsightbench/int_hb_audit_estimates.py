@@ -1,6 +1,7 @@
-"""One row per HindsightBench model: the E1-E3 bootstrap CIs, delta and the LAP
-recall chance test of ingest/stats/hb_audit.py, with the protocol vars as config."""
-from ingest.stats.hb_audit import AuditParams, audit_estimates
+"""One row per HindsightBench model: the E1-E3 bootstrap CIs, delta and the LAP recall chance test
+of ingest/stats/hb_audit.py (through ingest/stats/hb_steps.py, which Spark runs too), with the
+protocol vars as config."""
+from ingest.stats.hb_steps import hb_audit_estimates
 
 
 def model(dbt, session):
@@ -17,5 +18,6 @@ def model(dbt, session):
         "hb_bootstrap_draws": dbt.config.get("hb_bootstrap_draws"),
         "bootstrap_seed": dbt.config.get("bootstrap_seed"),
     }
-    return audit_estimates(dbt.ref("int_hb_sketch_counts").df(), dbt.ref("int_hb_dates").df(),
-                           dbt.ref("int_hb_lap_by_date").df(), AuditParams.from_vars(protocol.get))
+    frames = {"counts": dbt.ref("int_hb_sketch_counts").df(), "dates": dbt.ref("int_hb_dates").df(),
+              "lap": dbt.ref("int_hb_lap_by_date").df()}
+    return hb_audit_estimates(frames, protocol)

@@ -22,9 +22,11 @@ replied as (
 files_only as (
     select release_cells.*
     from {{ ref('stg_raw__hb_cells') }} as release_cells
-    anti join replied
-        on replied.model_key = release_cells.model_key and replied.arm = release_cells.arm
-        and replied.replicate = release_cells.rep and replied.decision_date = release_cells.decision_date
+    where not exists (
+        select 1 from replied
+        where replied.model_key = release_cells.model_key and replied.arm = release_cells.arm
+            and replied.replicate = release_cells.rep and replied.decision_date = release_cells.decision_date
+    )
 ),
 
 final as (

@@ -7,8 +7,8 @@ with pre as (
 ),
 
 post as (
-    select strftime(month_start, '%Y-%m-%d') as decision_date
-    from generate_series(date '{{ var("hb_post_first_date") }}', date '{{ var("hb_post_last_date") }}', interval 1 month) as months (month_start)
+    select decision_date
+    from {{ month_starts(var('hb_post_first_date'), var('hb_post_last_date'), 'decision_date') }} as months
 ),
 
 dates as (
@@ -34,7 +34,7 @@ spx as (
 realized as (
     select
         dates.decision_date,
-        arg_min(spx.forward_return_20d, spx.trading_date) as forward_return_20d
+        min_by(spx.forward_return_20d, spx.trading_date) as forward_return_20d
     from dates
     left join spx on spx.trading_date >= dates.decision_date
     group by dates.decision_date

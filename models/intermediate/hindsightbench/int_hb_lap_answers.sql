@@ -17,9 +17,11 @@ released as (
         probes.model_key, 'line ' || probes.line_number, probes.decision_date, probes.rep, probes.answer, null,
         probes.probe_set, probes.temperature
     from {{ ref('stg_raw__hb_lap_probes') }} as probes
-    anti join asked
-        on asked.model_key = probes.model_key and asked.decision_date = probes.decision_date
-        and asked.probe_set = probes.probe_set and asked.temperature is not distinct from probes.temperature
+    where not exists (
+        select 1 from asked
+        where asked.model_key = probes.model_key and asked.decision_date = probes.decision_date
+            and asked.probe_set = probes.probe_set and asked.temperature is not distinct from probes.temperature
+    )
 )
 
 select * from asked

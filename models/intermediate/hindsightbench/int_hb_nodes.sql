@@ -16,7 +16,8 @@ with pre as (
 
 template_lines as (
     select lines.line, lines.line_no, pre.system_text
-    from pre, unnest({{ hb_split_lines('pre.user_text') }}) with ordinality as lines (line, line_no)
+    from pre
+    {{ lateral_items(hb_split_lines('pre.user_text'), 'line', 'line_no', 'lines') }}
     where pre.decision_date = '{{ var("hb_post_template_date") }}'
 ),
 
@@ -38,9 +39,9 @@ post_lines as (
             when contains(template_lines.line, 'Decision time point: {{ var("hb_post_template_date") }}')
                 then replace(template_lines.line, '{{ var("hb_post_template_date") }}', post_dates.decision_date)
             when contains(template_lines.line, 'decision_date_used:')
-                then left(template_lines.line, strpos(template_lines.line, 'decision_date_used:') - 1)
+                then left(template_lines.line, instr(template_lines.line, 'decision_date_used:') - 1)
                     || 'decision_date_used: ' || post_dates.decision_date
-            when regexp_matches(template_lines.line, {{ hb_snapshot_pattern() }})
+            when {{ regex_search('template_lines.line', hb_snapshot_pattern()) }}
                 then regexp_extract(template_lines.line, {{ hb_snapshot_pattern() }}, 1) || '- ' || snapshots.series_id
                     || ': vintage_date=' || snapshots.vintage_date || ', vintage_value=' || snapshots.vintage_value
                     || ', revised_value=' || snapshots.revised_value
@@ -57,7 +58,7 @@ post as (
     select
         decision_date,
         any_value(system_text) as system_text,
-        string_agg(line, chr(10) order by line_no) as user_text
+        {{ ordered_string_agg('line', 'chr(10)', 'line_no') }} as user_text
     from post_lines
     group by decision_date
 ),
@@ -69,8 +70,9 @@ crisis as (
 ),
 
 calm_anchors as (
-    select anchor as decision_date, cast(anchor_index - 1 as integer) as anchor_index
-    from unnest({{ var('hb_post_calm_anchors') }}) with ordinality as anchors (anchor, anchor_index)
+    select anchor as decision_date, cast(anchor_position - 1 as integer) as anchor_index
+    from {{ enumerated_values(var('hb_post_calm_anchors'), 'anchor', 'anchor_position') }}
+        as anchors
 ),
 
 nodes as (
@@ -94,25 +96,34 @@ nodes as (
         null
     from post
     inner join post_dates on post_dates.decision_date = post.decision_date
-    left join crisis on crisis.crisis_index = (post_dates.post_index // 2) % (select count(*) from crisis)
-    left join calm_anchors on calm_anchors.anchor_index = (post_dates.post_index // 2) % (select count(*) from calm_anchors)
+    left join crisis on crisis.crisis_index = {{ int_div('post_dates.post_index', 2) }} % (select count(*) from crisis)
+    left join calm_anchors
+        on calm_anchors.anchor_index = {{ int_div('post_dates.post_index', 2) }} % (select count(*) from calm_anchors)
+),
+
+trading_days as (
+    select
+        nodes.decision_date,
+        spx.trading_date,
+        row_number() over (partition by nodes.decision_date order by spx.trading_date) as session_number
+    from nodes
+    left join {{ ref('stg_raw__hb_spx') }} as spx on spx.trading_date >= nodes.decision_date
 ),
 
 sessions as (
     select
-        nodes.decision_date,
-        count(spx.trading_date) as sessions_on_or_after,
-        list(spx.trading_date order by spx.trading_date)[{{ var('hb_lap_sessions') }} + 1] as session_end
-    from nodes
-    left join {{ ref('stg_raw__hb_spx') }} as spx on spx.trading_date >= nodes.decision_date
-    group by nodes.decision_date
+        decision_date,
+        count(trading_date) as sessions_on_or_after,
+        max(case when session_number = {{ var('hb_lap_sessions') }} + 1 then trading_date end) as session_end
+    from trading_days
+    group by decision_date
 ),
 
 final as (
     select
         nodes.*,
         case when sessions.sessions_on_or_after > {{ var('hb_lap_sessions') }} then sessions.session_end
-             else strftime(cast(nodes.decision_date as date) + interval {{ var('hb_lap_fallback_days') }} day, '%Y-%m-%d')
+             else cast(cast(cast(nodes.decision_date as date) + interval {{ var('hb_lap_fallback_days') }} day as date) as string)
         end as lap_window_end
     from nodes
     inner join sessions on sessions.decision_date = nodes.decision_date

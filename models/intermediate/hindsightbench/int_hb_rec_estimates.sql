@@ -12,7 +12,9 @@ with asked as (
 released as (
     select probes.model_key, 'line ' || probes.line_number as probe_id, probes.decision_date, probes.estimated_date
     from {{ ref('stg_raw__hb_date_probes') }} as probes
-    anti join asked on asked.model_key = probes.model_key and asked.decision_date = probes.decision_date
+    where not exists (
+        select 1 from asked where asked.model_key = probes.model_key and asked.decision_date = probes.decision_date
+    )
 ),
 
 answers as (
@@ -26,8 +28,8 @@ select
     probe_id,
     decision_date,
     estimated_date,
-    case when regexp_matches(coalesce(estimated_date, ''), '^\d{4}-\d{1,2}')
+    case when {{ regex_search("coalesce(estimated_date, '')", "'^\d{4}-\d{1,2}'") }}
         then cast(left(estimated_date, 4) as integer) end as estimated_year,
-    case when regexp_matches(coalesce(estimated_date, ''), '^\d{4}-\d{1,2}')
+    case when {{ regex_search("coalesce(estimated_date, '')", "'^\d{4}-\d{1,2}'") }}
         then try_cast(split_part(estimated_date, '-', 2) as integer) end as estimated_month
 from answers

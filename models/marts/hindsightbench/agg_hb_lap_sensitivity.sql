@@ -3,7 +3,7 @@
 -- delta and its gate per series, and on the reference series the rep jackknife's cutoff span and
 -- agreement (int_hb_lap_sensitivity).
 with sensitivity as (
-    select * exclude (input_fingerprint, computed_at) from {{ ref('int_hb_lap_sensitivity') }}
+    select {{ star_except(['input_fingerprint', 'computed_at']) }} from {{ ref('int_hb_lap_sensitivity') }}
 ),
 
 registry as (
@@ -14,7 +14,7 @@ final as (
     select
         sensitivity.model_key,
         registry.row_version,
-        sensitivity.* exclude (model_key)
+        {{ star_except(['model_key'], 'sensitivity') }}
     from sensitivity
     left join registry on registry.model_key = sensitivity.model_key
 )

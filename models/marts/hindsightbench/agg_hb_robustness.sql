@@ -53,8 +53,8 @@ windows as (
         sum(excluded) as excluded_perturbations,
         bool_or(is_significant and (sign_flips > 0 or min_retained_share < {{ var('hb_robust_min_retained_share') }}))
             as window_fails,
-        string_agg(case when is_significant and (sign_flips > 0 or min_retained_share < {{ var('hb_robust_min_retained_share') }})
-            then endpoint end, '+' order by endpoint) as window_failed_endpoints
+        {{ ordered_string_agg("case when is_significant and (sign_flips > 0 or min_retained_share < "
+            ~ var('hb_robust_min_retained_share') ~ ") then endpoint end", "'+'", 'endpoint') }} as window_failed_endpoints
     from window_summary
     group by model_key
 ),
@@ -86,7 +86,7 @@ transcripts as (
 ),
 
 serving as (
-    select model_key, max(verdict) as serving_verdict, string_agg(distinct other_key, ', ') as serving_pairs
+    select model_key, max(verdict) as serving_verdict, {{ sorted_distinct_string_agg('other_key', "', '") }} as serving_pairs
     from (
         select reference_key as model_key, variant_key as other_key, verdict from {{ ref('agg_hb_serving_stability') }} where endpoint = 'E2'
         union all

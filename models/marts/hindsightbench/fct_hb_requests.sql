@@ -24,21 +24,21 @@ windows as (
 ),
 
 replicates as (
-    select cast(replicates.replicate as integer) as replicate from range(1, {{ var('hb_arm_replicates') }} + 1) as replicates (replicate)
+    select replicates.replicate_index + 1 as replicate from {{ range_relation(var('hb_arm_replicates'), 'replicate_index') }} as replicates
 ),
 
 lap_samples as (
-    select cast(lap_samples.sample as integer) as sample from range(0, {{ var('hb_lap_samples') }}) as lap_samples (sample)
+    select lap_samples.sample from {{ range_relation(var('hb_lap_samples'), 'sample') }} as lap_samples
 ),
 
 reprobe_sets as (
     -- (temperature or NULL = the profile's, sample): the re-probes of --tier lap-sensitivity
     select cast(temperatures.temperature as double) as temperature, lap_samples.sample
-    from unnest({{ var('hb_lap_sensitivity_temperatures') }}) as temperatures (temperature)
+    from {{ enumerated_values(var('hb_lap_sensitivity_temperatures'), 'temperature', 'temperature_position') }} as temperatures
     cross join lap_samples
     union all
-    select null, cast(more.sample as integer)
-    from range({{ var('hb_lap_samples') }}, 2 * {{ var('hb_lap_samples') }}) as more (sample)
+    select null, more.sample_offset + {{ var('hb_lap_samples') }}
+    from {{ range_relation(var('hb_lap_samples'), 'sample_offset') }} as more
 ),
 
 lap_profile as {{ sampling_profile_relation('hb_lap') }},
@@ -47,10 +47,11 @@ rec_snapshots as (
     -- the masked text's 8 `asof` lines, stripped, as the REC prompt's snapshot
     select
         prompts.decision_date,
-        string_agg(regexp_replace(lines.line, '^\s+|\s+$', '', 'g'), chr(10) order by lines.line_no) as snapshot,
+        {{ ordered_string_agg(regex_replace_all('lines.line', "'^\s+|\s+$'", "''"), 'chr(10)', 'lines.line_no') }} as snapshot,
         count(*) as n_lines
-    from prompts, unnest({{ hb_split_lines('prompts.user_text') }}) with ordinality as lines (line, line_no)
-    where prompts.arm = 'M' and regexp_matches(lines.line, '^\s*- [A-Z0-9]+: asof=t-\d+mo, value=')
+    from prompts
+    {{ lateral_items(hb_split_lines('prompts.user_text'), 'line', 'line_no', 'lines') }}
+    where prompts.arm = 'M' and {{ regex_search('lines.line', "'^\s*- [A-Z0-9]+: asof=t-\d+mo, value='") }}
     group by prompts.decision_date
 ),
 
@@ -129,7 +130,7 @@ lap_calls as (
         {{ hb_lap_system() }} as system_text,
         {{ hb_lap_user('nodes.decision_date', 'nodes.lap_window_end') }} as user_text,
         false as in_smoke,
-        lap_sets.probe_set = 'protocol' and lap_sets.sample < {{ var('hb_lap_samples') }} // 2 as in_reduced,
+        lap_sets.probe_set = 'protocol' and lap_sets.sample < {{ int_div(var('hb_lap_samples'), 2) }} as in_reduced,
         lap_sets.probe_set = 'protocol' as in_full_1rep,
         lap_sets.probe_set = 'protocol' as in_full,
         false as in_control,

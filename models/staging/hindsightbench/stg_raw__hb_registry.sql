@@ -3,11 +3,11 @@
 -- audit registration may name the row it is another serving configuration of (serving_variant_of).
 with release as (
     select
-        model_key, row_version, display, cast(generation as varchar) as generation, provider,
-        cast(null as varchar) as model_spec, tier, sampling, serving_quantization, thinking_regime, retrieval,
+        model_key, row_version, display, cast(generation as string) as generation, provider,
+        cast(null as string) as model_spec, tier, sampling, serving_quantization, thinking_regime, retrieval,
         parser_version, vendor_cutoff, vendor_cutoff_read_on, p1_mode as published_p1_mode,
         published_lap_at_chance, published_delta_gate, rec_mode as published_rec_mode, 'release' as registered_by,
-        cast(null as varchar) as serving_variant_of
+        cast(null as string) as serving_variant_of
     from {{ ref('hb_registry') }}
 ),
 

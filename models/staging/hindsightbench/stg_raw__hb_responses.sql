@@ -7,7 +7,8 @@ with source as (
         *,
         coalesce(finish_reason in {{ "('" ~ var('hb_truncated_finish_reasons') | join("', '") ~ "')" }}, false)
             or coalesce(trim(reply_text), '') = '' as is_truncated,
-        load_id = max(load_id) filter (where source = 'release') over (partition by model_key) as is_current_release
+        -- (a window takes no FILTER on Spark)
+        load_id = max(case when source = 'release' then load_id end) over (partition by model_key) as is_current_release
     from {{ source('raw', 'hb_responses') }}
 ),
 

@@ -1,0 +1,139 @@
+"""HindsightBench's Python steps, each a function of named frames and the model's parameters (its
+dbt config, values as texts): what the DuckDB Python models (models/intermediate/hindsightbench/*.py)
+run in-process and the Spark models run on an executor through the table function
+hindsight_frames (ingest/spark/functions.py). One implementation, so the engines cannot drift.
+
+A step that is incremental by model takes `todo`, which maps each model's input_fingerprint to the
+models to compute: an incremental DuckDB build passes the models whose fingerprint changed
+(hb_robustness.models_to_compute); by default every model is computed.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import pandas as pd
+
+from ingest.stats.hb_audit import AuditParams, audit_estimates
+from ingest.stats.hb_parsers import PARSER_VERSIONS, parse_lap, parse_rec, parse_sketches
+from ingest.stats.hb_robustness import (Lexicon, fingerprint, lap_sensitivity, per_model_fingerprints, serving_verdict,
+                                        transcript_audit, window_perturbation)
+
+Frames = dict[str, pd.DataFrame]
+Todo = Callable[[dict[str, str]], set[str]]
+
+
+def every_model(fingerprints: dict[str, str]) -> set[str]:
+    return set(fingerprints)
+
+
+def _stamped(out: pd.DataFrame, fingerprints: dict[str, str]) -> pd.DataFrame:
+    out["input_fingerprint"] = out["model_key"].map(fingerprints).astype("string")
+    out["computed_at"] = pd.Timestamp.now(tz="UTC").tz_localize(None)   # when: an append leaves the others' as they were
+    return out
+
+
+def hb_reply_parses(frames: Frames, parameters: dict) -> pd.DataFrame:
+    """int_hb_reply_parses: every reply (frame `replies`) x sketch parser version; truncated replies kept, unparsed."""
+    rows = []
+    for reply in frames["replies"].itertuples(index=False):
+        text = reply.reply_text or ""
+        truncated = bool(reply.is_truncated)
+        base = {"model_key": reply.model_key, "source": reply.source, "kind": reply.kind, "arm": reply.arm,
+                "decision_date": reply.decision_date, "replicate": reply.replicate, "sample": reply.sample,
+                "request_id": reply.request_id, "is_truncated": truncated,
+                "probe_set": reply.probe_set, "temperature": reply.temperature}
+        rec = parse_rec(text) if reply.kind == "rec" and not truncated else None
+        lap = (parse_lap(text), parse_lap(text, "strict")) if reply.kind == "lap" and not truncated else (None, None)
+        for version in PARSER_VERSIONS:
+            parsed = parse_sketches(text, version) if reply.kind == "arm" and not truncated else None
+            status = "truncated" if truncated else (parsed.status if parsed else "ok")
+            rows.append({**base, "parser_version": version, "parse_status": status,
+                         "valid_count": parsed.valid_count if parsed else None,
+                         "invalid_count": parsed.invalid_count if parsed else None,
+                         "directions": parsed.directions if parsed else None,
+                         "estimated_date": rec, "lap_answer": lap[0], "lap_answer_strict": lap[1]})
+    columns = ["model_key", "source", "kind", "arm", "decision_date", "replicate", "sample", "request_id",
+               "is_truncated", "probe_set", "temperature", "parser_version", "parse_status", "valid_count", "invalid_count",
+               "directions", "estimated_date", "lap_answer", "lap_answer_strict"]
+    # typed even when empty (a warehouse without replies), so the marts' contracts hold
+    types = {"replicate": "Int32", "sample": "Int32", "temperature": "float64", "valid_count": "Int32",
+             "invalid_count": "Int32", "is_truncated": "boolean"}
+    return pd.DataFrame(rows, columns=columns).astype({c: types.get(c, "string") for c in columns})
+
+
+def hb_audit_estimates(frames: Frames, parameters: dict) -> pd.DataFrame:
+    """int_hb_audit_estimates: the E1-E3 CIs, delta and the LAP chance test (frames counts, dates, lap)."""
+    return audit_estimates(frames["counts"], frames["dates"], frames["lap"], AuditParams.from_vars(parameters.get))
+
+
+def hb_window_perturbation(frames: Frames, parameters: dict, todo: Todo = every_model) -> pd.DataFrame:
+    """int_hb_window_perturbation (frames counts, dates, specs, events)."""
+    params = AuditParams.from_vars(parameters.get)
+    counts, dates, specs, events = frames["counts"], frames["dates"], frames["specs"], frames["events"]
+    keys = sorted(counts["model_key"].unique())
+    fingerprints = per_model_fingerprints(counts, keys, fingerprint(dates), fingerprint(specs), fingerprint(events), params)
+    out = window_perturbation(counts[counts["model_key"].isin(todo(fingerprints))], dates, specs, events, params)
+    return _stamped(out, fingerprints)
+
+
+def hb_lap_sensitivity(frames: Frames, parameters: dict, todo: Todo = every_model) -> pd.DataFrame:
+    """int_hb_lap_sensitivity (frames rep_counts, counts, dates, profiles: the seed sampling_profiles)."""
+    params = AuditParams.from_vars(parameters.get)
+    profiles = frames["profiles"]
+    options = {
+        "thetas": [float(t) for t in str(parameters["hb_lap_thetas"]).split()],
+        "reference_theta": float(parameters["hb_lap_threshold"]),
+        # the LAP probes' temperature as the protocol's sampling profile sets it
+        "protocol_temperature": float(profiles.loc[profiles["profile"] == parameters["hb_lap_profile"], "temperature"].iloc[0]),
+        "subsets": int(parameters["hb_lap_jackknife_subsets"]),
+        "significance_t": float(parameters["hb_delta_significance_t"]),
+    }
+    rep_counts, dates = frames["rep_counts"], frames["dates"]
+    r_counts = frames["counts"][frames["counts"]["arm"] == "R"]
+    keys = sorted(rep_counts["model_key"].unique())
+    per_model = dict(tuple(rep_counts.groupby("model_key", sort=False)))      # one pass, not a filter per model
+    fingerprints = {key: fingerprint(per_model[key], value)
+                    for key, value in per_model_fingerprints(r_counts, keys, fingerprint(dates), params,
+                                                             sorted(options.items())).items()}
+    out = lap_sensitivity(rep_counts[rep_counts["model_key"].isin(todo(fingerprints))], r_counts, dates, params, **options)
+    return _stamped(out, fingerprints)
+
+
+def hb_transcript_audit(frames: Frames, parameters: dict, todo: Todo = every_model) -> pd.DataFrame:
+    """int_hb_transcript_audit (frames replies, nodes, patterns: the seed hb_transcript_patterns)."""
+    replies, nodes, patterns = frames["replies"], frames["nodes"][["decision_date", "fake_date"]], frames["patterns"]
+    keys = sorted(replies["model_key"].unique())
+    fingerprints = per_model_fingerprints(replies, keys, fingerprint(nodes), fingerprint(patterns))
+    out = transcript_audit(replies[replies["model_key"].isin(todo(fingerprints))], nodes, Lexicon(patterns))
+    return _stamped(out, fingerprints)
+
+
+def hb_serving_stability(frames: Frames, parameters: dict) -> pd.DataFrame:
+    """int_hb_serving_stability: per declared serving pair (frame registry) x endpoint, both rows'
+    estimates and CIs (frame rows: int_hb_window_perturbation) and the BM-2a verdict."""
+    width = float(parameters["hb_serving_underpowered_width"])
+    registry, rows = frames["registry"], frames["rows"]
+    rows = rows[rows["perturbation"] == "none"].set_index(["model_key", "endpoint"])
+    out = []
+    for variant in registry[registry["serving_variant_of"].notna()].itertuples(index=False):
+        for endpoint in ("E2", "E3"):
+            cells = {}
+            for role, key in (("reference", variant.serving_variant_of), ("variant", variant.model_key)):
+                found = rows.loc[(key, endpoint)] if (key, endpoint) in rows.index else None
+                cells[role] = tuple(None if found is None or pd.isna(found[c]) else float(found[c])
+                                    for c in ("estimate", "ci_low", "ci_high"))
+            verdict, reason = serving_verdict(cells["reference"], cells["variant"], width)
+            out.append({"reference_key": variant.serving_variant_of, "variant_key": variant.model_key, "endpoint": endpoint,
+                        "reference_estimate": cells["reference"][0], "reference_ci_low": cells["reference"][1],
+                        "reference_ci_high": cells["reference"][2], "variant_estimate": cells["variant"][0],
+                        "variant_ci_low": cells["variant"][1], "variant_ci_high": cells["variant"][2],
+                        "verdict": verdict, "reason": reason})
+    columns = {"reference_key": "string", "variant_key": "string", "endpoint": "string", "reference_estimate": "float64",
+               "reference_ci_low": "float64", "reference_ci_high": "float64", "variant_estimate": "float64",
+               "variant_ci_low": "float64", "variant_ci_high": "float64", "verdict": "string", "reason": "string"}
+    return pd.DataFrame(out, columns=list(columns)).astype(columns)
+
+
+STEPS = {"hb_reply_parses": hb_reply_parses, "hb_audit_estimates": hb_audit_estimates,
+         "hb_window_perturbation": hb_window_perturbation, "hb_lap_sensitivity": hb_lap_sensitivity,
+         "hb_transcript_audit": hb_transcript_audit, "hb_serving_stability": hb_serving_stability}
