@@ -59,6 +59,6 @@ def build_on_spark(args: list[str], db: Path | None = None, landing: Path | None
     command = [sys.executable, "-m", "ingest.spark.dbt_on_spark", "build", "--project-dir", str(PROJECT_DIR),
                "--profiles-dir", str(PROJECT_DIR), "--target", target,
                *(a for a in args if a != "--all")]   # each Spark build runs the whole project
-    print(f"hindsight: building the clinical marts on Spark (target {target}; HindsightBench stays on DuckDB)",
+    print(f"hindsight: building the marts on Spark (target {target})",
           file=sys.stderr)
     return subprocess.run(command, env=env, cwd=PROJECT_DIR).returncode == 0

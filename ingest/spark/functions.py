@@ -7,9 +7,11 @@ the executors, called from the Spark models' SQL (Spark 4's Arrow UDTFs with a T
   returns each cell's estimate and interval (ingest/stats/metric_estimates.block_estimates). What
   crosses the network is per-case sums in and a few numbers per cell out: no relation anywhere has
   cells x cases x replicates rows.
-- `hindsight_frames(TABLE(rows) WITH SINGLE PARTITION, function, parameters)`: a function of
-  DataFrames (FRAME_FUNCTIONS) over small tables, packed as (frame, JSON row) and unpacked here;
-  its rows come back as JSON, which the model reads with from_json and its declared columns.
+- `hindsight_frames(TABLE(rows) WITH SINGLE PARTITION | PARTITION BY part, function, parameters)`:
+  a function of DataFrames (FRAME_FUNCTIONS: Table G.1 and HindsightBench's steps,
+  ingest/stats/hb_steps.py) over small tables, packed as (frame, JSON row) and unpacked here, in one
+  task or one task per value of `part`; its rows come back as JSON, which the model reads with
+  from_json and its declared columns (macros/frame_rows.sql).
 
 Spark keeps Python functions in a session, not in its catalog: `hindsight build --target spark`
 registers these in the session dbt builds with (ingest/spark/dbt_on_spark.py), and the models'
@@ -25,6 +27,7 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql.functions import arrow_udtf
 
+from ingest.stats.hb_steps import STEPS
 from ingest.stats.metric_estimates import block_estimates
 from ingest.stats.validation_agreement import agreement_table
 
@@ -76,10 +79,12 @@ def validation_agreement(frames: dict[str, pd.DataFrame], parameters: dict) -> p
                            int(parameters["replicates"]), int(parameters["seed"]), draws="warehouse")
 
 
-FRAME_FUNCTIONS = {"validation_agreement": validation_agreement}
+FRAME_FUNCTIONS = {"validation_agreement": validation_agreement, **STEPS}
 
 
 def _json_value(value):
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
     if isinstance(value, (np.integer,)):
         return int(value)
     if isinstance(value, (float, np.floating)):

@@ -38,9 +38,9 @@ scored as (
         model_key,
         period,
         count(*) as n,
-        avg(case when estimated_year = cast(left(decision_date, 4) as integer) then 1.0 else 0.0 end) as year_share,
-        avg(case when month_offset = 0 then 1.0 else 0.0 end) as year_month_share,
-        avg(case when abs(month_offset) <= 12 then 1.0 else 0.0 end) as within_12_months_share,
+        avg(cast(case when estimated_year = cast(left(decision_date, 4) as integer) then 1 else 0 end as double)) as year_share,
+        avg(cast(case when month_offset = 0 then 1 else 0 end as double)) as year_month_share,
+        avg(cast(case when abs(month_offset) <= 12 then 1 else 0 end as double)) as within_12_months_share,
         median(abs(month_offset)) as median_abs_month_offset
     from periods
     where period is not null

@@ -161,7 +161,7 @@ final as (
         calls.asserted_date,
         calls.system_text,
         calls.user_text,
-        sha256(calls.user_text) as user_sha256,
+        {{ sha256_hex("calls.user_text") }} as user_sha256,
         {{ sampling_profile_columns('profiles', 'calls.temperature_override') }},
         calls.in_smoke,
         calls.in_reduced,
