@@ -1,13 +1,14 @@
-"""The clinical marts built on Apache Spark equal DuckDB's (issue 34), against a real Spark Connect
+"""The marts built on Apache Spark equal DuckDB's (issues 34, 42), against a real Spark Connect
 server started here on 127.0.0.1 (ingest/spark/server.py), through `hindsight build --target spark`:
 the demo corpus, an appended model and every interval method (one in small blocks); and in-process,
-the shared T2S2 data, built again after a build killed at a random point.
+the shared T2S2 data and the shared HindsightBench release, built again after a build killed at a
+random point.
 
-Compared: every public mart of the clinical benchmark, row for row; counts, labels and scores exactly,
+Compared: every public mart of both protocols, row for row; counts, labels and scores exactly,
 estimates and intervals within 1e-9. Left out of the comparison, by nature: the times a build wrote
-(scored_at, scored_through, built_at, dbt_invocation_id) and the engines' own hashes
-(fct_answers.comparison_hash, agg_pair_coverage.requests_signature), which only compare within an
-engine. The DuckDB side draws the validation table's bootstrap the way SQL can (`warehouse`).
+(scored_at, scored_through, built_at, dbt_invocation_id, computed_at) and the engines' own hashes
+(fct_answers.comparison_hash, agg_pair_coverage.requests_signature, the HindsightBench steps'
+input_fingerprint), which only compare within an engine. The DuckDB side draws the validation table's bootstrap the way SQL can (`warehouse`).
 Needs the spark extra and Java 17 (HINDSIGHT_REQUIRE_SPARK=1 fails instead of skipping)."""
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ import pandas as pd
 import pytest
 from test_real_data import real_warehouse  # noqa: F401  (the fixture: the T2S2 cases and questions)
 
-from conftest import PROJECT, cli_env, dbt_target, hindsight, new_warehouse, query, require_spark
+from conftest import PROJECT, cli_env, dbt_target, hindsight, new_warehouse, query, require_shared, require_spark
 
 pytestmark = pytest.mark.slow
 
@@ -38,17 +39,17 @@ def with_vars(**extra) -> list[str]:
     return ["--vars", json.dumps({"validation_bootstrap_draws": "warehouse", **extra})]
 # DuckDB's data tests run elsewhere in the suite, and Spark's in the T2S2 build: not again
 NO_TESTS = ["--exclude", "resource_type:test", "resource_type:unit_test"]
-BUILD_TIMES = {"scored_at", "scored_through", "built_at", "dbt_invocation_id"}
-ENGINE_HASHES = {"comparison_hash", "requests_signature"}
+BUILD_TIMES = {"scored_at", "scored_through", "built_at", "dbt_invocation_id", "computed_at"}
+ENGINE_HASHES = {"comparison_hash", "requests_signature", "input_fingerprint"}
 # the facts Spark partitions by model (macro fact_config)
 PARTITIONED = ["intermediate.int_answers_scored", "intermediate.int_answer_pairs", "intermediate.int_metric_case_sums",
                "intermediate.int_metric_estimates", "intermediate.int_metric_estimates_by_eval_target"]
 
 
 def public_marts(db: Path) -> list[str]:
-    """The clinical benchmark's marts of warehouse DB (HindsightBench stays on DuckDB)."""
+    """The marts of warehouse DB, both protocols'."""
     return [name for (name,) in query(db, """select table_name from information_schema.tables
-                                            where table_schema = 'main' and table_name not like '%hb%' order by 1""")]
+                                            where table_schema = 'main' and table_name not like '%dbt_tmp%' order by 1""")]
 
 
 def spark_build(db: Path, server, *args, expect: int = 0):
@@ -170,12 +171,15 @@ def test_the_demo_builds_on_spark_equal_to_duckdb_and_an_appended_model_rewrites
         assert differences(db, spark) == {}, method
 
 
-def test_the_shared_t2s2_cases_build_in_process_equal_to_duckdb_after_a_killed_build(real_warehouse, tmp_path):  # noqa: F811
-    """In-process Spark (local[2], the catalog beside the warehouse): a build killed at a random point
-    leaves a catalog the next build completes to DuckDB's marts."""
+def test_the_shared_data_builds_in_process_equal_to_duckdb_after_a_killed_build(real_warehouse, tmp_path):  # noqa: F811
+    """In-process Spark (local[2], the catalog beside the warehouse), over the shared T2S2 cases and the
+    shared HindsightBench release: a build killed at a random point leaves a catalog the next build
+    completes to DuckDB's marts."""
     require_spark()
+    release = require_shared("hindsightbench")
     db = new_warehouse(tmp_path / "real")
     shutil.copy(real_warehouse, db)
+    hindsight(db, "load", "hindsightbench", release)
     hindsight(db, "build", "--all", *WAREHOUSE_VARS, *NO_TESTS)
     catalog = tmp_path / "catalog"
     env = {"HINDSIGHT_SPARK_WAREHOUSE": str(catalog), "HINDSIGHT_LANDING": str(db.parent / "landing"),
@@ -191,12 +195,18 @@ def test_the_shared_t2s2_cases_build_in_process_equal_to_duckdb_after_a_killed_b
         os.killpg(killed.pid, signal.SIGKILL)          # the build, dbt and Spark's JVM, mid-write
         killed.wait()
     resumed = hindsight(db, "build", "--target", "spark", env=env)
-    assert "(target spark;" in resumed.stderr, f"killed at {after:.0f} s"
+    assert "(target spark)" in resumed.stderr, f"killed at {after:.0f} s"
     marts = public_marts(db)
     spark = read_spark(str(catalog), marts, tmp_path / "marts")
     assert differences(db, spark) == {}, f"killed at {after:.0f} s"
     # the TTS classifier's regexes ran on Spark over the shared files, quarantined records included
     assert len(spark["agg_tts_quality"]) > 0 and len(spark["dim_questions"]) > 100
+    # HindsightBench's parsers and estimators ran on the executors: the four published rows, their
+    # robustness evidence and every request the audit would send
+    assert set(spark["agg_hb_audit_rows"]["model_key"]) == {"claude-haiku-4-5", "gpt-5.4-mini", "llama-3.1-70b-awq",
+                                                           "qwen3.6-27b-fp8"}
+    assert len(spark["agg_hb_robustness"]) == 4 and len(spark["agg_hb_window_perturbation"]) > 100
+    assert len(spark["fct_hb_requests"]) > 20000
 
     # plain dbt has no session with the table functions: it stops at its start and says what to run
     dbt = Path(sys.executable).parent / "dbt"
