@@ -7,13 +7,6 @@
     left join {{ relation }} as rows on true
 {%- endmacro %}
 
-{#- int_validation_agreement's columns (ingest/stats/validation_agreement.py COLUMNS), for from_json -#}
-{% macro validation_agreement_columns() -%}
-    design_id string, cohort string, item string, judge_model string, statistic string, estimate double,
-    ci_low double, ci_high double, n_questions bigint, n_cases bigint, n_assessments bigint,
-    n_finite_replicates bigint, bootstrap_replicates bigint
-{%- endmacro %}
-
 {#- The columns this model declares (its YAML's name and data_type, in order) as a schema for
     from_json: a Spark model reads a frame function's JSON rows with it. -#}
 {% macro declared_columns() -%}
@@ -32,25 +25,33 @@
     {{- columns | join(', ') -}}
 {%- endmacro %}
 
-{#- The model's HindsightBench parameters (its config keys hb_* and bootstrap_seed, as the Python
-    model's dbt.config.get has them) as JSON text for a frame function. -#}
+{#- The model's parameters (its config keys hb_* and bootstrap_*, as the Python model's
+    dbt.config.get has them) as JSON text for a frame function. -#}
 {% macro frame_parameters() -%}
     {%- set parameters = {} %}
-    {%- for key, value in model.config.items() if key.startswith('hb_') or key == 'bootstrap_seed' %}
+    {%- for key, value in model.config.items() if key.startswith('hb_') or key.startswith('bootstrap_') %}
         {%- do parameters.update({key: value | string}) %}
     {%- endfor %}
     {{- "'" ~ spark__escape_single_quotes(tojson(parameters)) ~ "'" -}}
 {%- endmacro %}
 
-{#- The rows of the frame function FUNCTION (ingest/spark/functions.py FRAME_FUNCTIONS) over the
-    relation FRAMES (frame, payload[, part]), one task each value of `part` when PARTITIONED, else
-    one task; typed by the model's declared columns. -#}
-{% macro frame_function_rows(function, frames, partitioned=false) -%}
+{#- The rows of the frame function FUNCTION (ingest/spark/functions.py FRAME_FUNCTIONS), typed by the
+    model's declared columns. FRAMES: a list of (frame name, relation), sent in one task; or the name
+    of a relation (frame, payload, part) already packed, sent one task per value of `part`. -#}
+{% macro frame_function_rows(function, frames) -%}
+    {%- set partitioned = frames is string %}
+    with {% if partitioned %}packed as (select * from {{ frames }}){% else %}packed as (
+        {%- for name, relation in frames %}
+        {{ frame_rows(name, relation) }}
+        {{- '\n        union all' if not loop.last }}
+        {%- endfor %}
+    ){% endif %}
+
     select rows.row.*
     from (
         select from_json(payload, '{{ declared_columns() }}') as row
         from hindsight_frames(
-            TABLE({{ frames }}) {{ 'PARTITION BY (part)' if partitioned else 'WITH SINGLE PARTITION' }},
+            TABLE(packed) {{ 'PARTITION BY (part)' if partitioned else 'WITH SINGLE PARTITION' }},
             '{{ function }}', {{ frame_parameters() }})
     ) as rows
 {%- endmacro %}

@@ -76,7 +76,7 @@ def validation_agreement(frames: dict[str, pd.DataFrame], parameters: dict) -> p
     """Table G.1 (ingest/stats/validation_agreement.py) with the warehouse's draws, the ones every
     engine can draw."""
     return agreement_table(frames["cases"], frames["annotations"], frames["judged"],
-                           int(parameters["replicates"]), int(parameters["seed"]), draws="warehouse")
+                           int(parameters["bootstrap_replicates"]), int(parameters["bootstrap_seed"]), draws="warehouse")
 
 
 FRAME_FUNCTIONS = {"validation_agreement": validation_agreement, **STEPS}

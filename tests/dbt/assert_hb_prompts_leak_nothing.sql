@@ -1,5 +1,3 @@
--- HindsightBench is built on DuckDB only (dbt_project.yml)
-{{ config(enabled=target.type != 'spark') }}
 -- The release's fail-closed leak check (clean_context), over every request of fct_hb_requests, plus
 -- the probes: no hidden quantity reaches a prompt where the protocol forbids it. After removing the
 -- benign unit base period `Index 1982-1984=100`, a D/W/W72 prompt may name only its asserted month
@@ -15,8 +13,9 @@ with requests as (
 ),
 
 months as (
-    select requests.*, unnest(regexp_extract_all(requests.checked_text, '\d{4}-\d{2}')) as month
+    select requests.*, found.month
     from requests
+    {{ lateral_items("regexp_extract_all(requests.checked_text, '\d{4}-\d{2}', 0)", 'month', 'month_position', 'found') }}
 ),
 
 date_leaks as (
@@ -33,7 +32,7 @@ word_leaks as (
     select request_id, 'says revised or 65.5' as violation
     from requests
     where (kind = 'rec' or (kind = 'arm' and arm != 'R'))
-      and (regexp_matches(checked_text, '(?i)revised') or contains(checked_text, '65.5'))
+      and ({{ regex_search('checked_text', "'(?i)revised'") }} or contains(checked_text, '65.5'))
 ),
 
 transplant_leaks as (
@@ -43,9 +42,13 @@ transplant_leaks as (
 ),
 
 rec_shape as (
-    select request_id, 'REC prompt has ' || len(regexp_extract_all(user_text, '(?m)^- [A-Z0-9]+: asof=t-\d+mo, value=')) || ' snapshot lines' as violation
-    from requests
-    where kind = 'rec' and len(regexp_extract_all(user_text, '(?m)^- [A-Z0-9]+: asof=t-\d+mo, value=')) != 8
+    select request_id, 'REC prompt has ' || snapshot_lines || ' snapshot lines' as violation
+    from (
+        select request_id, cardinality(regexp_extract_all(user_text, '(?m)^- [A-Z0-9]+: asof=t-\d+mo, value=', 0)) as snapshot_lines
+        from requests
+        where kind = 'rec'
+    ) as rec_requests
+    where snapshot_lines != 8
 )
 
 select * from date_leaks

@@ -2,12 +2,16 @@
 -- (ingest/stats/hb_steps.py) on the executors through the table function hindsight_frames, one task
 -- per model; a model's replies travel as JSON rows.
 {{ config(materialized='table') }}
-with frames as (
+with replies as (
     select
-        replies.model_key as part,
         'replies' as frame,
-        to_json(struct(replies.*), map('ignoreNullFields', 'false')) as payload
-    from {{ ref('stg_raw__hb_responses') }} as replies
+        to_json(struct(responses.*), map('ignoreNullFields', 'false')) as payload,
+        responses.model_key as part
+    from {{ ref('stg_raw__hb_responses') }} as responses
+),
+
+parsed as (
+    {{ frame_function_rows('hb_reply_parses', 'replies') }}
 )
 
-{{ frame_function_rows('hb_reply_parses', 'frames', partitioned=true) }}
+select * from parsed

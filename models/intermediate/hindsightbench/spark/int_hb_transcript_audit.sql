@@ -1,12 +1,7 @@
 -- int_hb_transcript_audit.py on Spark: the same step (ingest/stats/hb_steps.py) in one task through
 -- the table function hindsight_frames; every model is recomputed each build.
 {{ config(materialized='table') }}
-with frames as (
-    {{ frame_rows('replies', ref('int_hb_arm_replies')) }}
-    union all
-    {{ frame_rows('nodes', '(select decision_date, fake_date from ' ~ ref('int_hb_nodes') ~ ')') }}
-    union all
-    {{ frame_rows('patterns', ref('hb_transcript_patterns')) }}
-)
-
-{{ frame_function_rows('hb_transcript_audit', 'frames') }}
+{{ frame_function_rows('hb_transcript_audit', [
+    ('replies', ref('int_hb_arm_replies')),
+    ('nodes', '(select decision_date, fake_date from ' ~ ref('int_hb_nodes') ~ ')'),
+    ('patterns', ref('hb_transcript_patterns'))]) }}

@@ -7,19 +7,6 @@
     {{ exceptions.raise_compiler_error("validation_bootstrap_draws '" ~ var('validation_bootstrap_draws')
         ~ "' is drawn by numpy on DuckDB only: use `warehouse` (or `auto`) on " ~ target.type) }}
 {%- endif %}
-with frames as (
-    {{ frame_rows('cases', ref('stg_raw__validation_cases')) }}
-    union all
-    {{ frame_rows('annotations', ref('stg_raw__annotations')) }}
-    union all
-    {{ frame_rows('judged', ref('stg_raw__judge_checks')) }}
-),
-
-agreement as (
-    select from_json(payload, '{{ validation_agreement_columns() }}') as row
-    from hindsight_frames(
-        TABLE(frames) WITH SINGLE PARTITION, 'validation_agreement',
-        '{"replicates": {{ var("bootstrap_replicates") }}, "seed": {{ var("bootstrap_seed") }}}')
-)
-
-select row.* from agreement
+{{ frame_function_rows('validation_agreement', [
+    ('cases', ref('stg_raw__validation_cases')), ('annotations', ref('stg_raw__annotations')),
+    ('judged', ref('stg_raw__judge_checks'))]) }}
