@@ -27,6 +27,7 @@ SQL_SETTINGS = {
     "spark.sql.timestampType": "TIMESTAMP_NTZ",
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.sources.partitionOverwriteMode": "dynamic",
+    "spark.sql.unionOutputPartitioning": "false",
     "spark.sql.shuffle.partitions": "16",
 }
 
