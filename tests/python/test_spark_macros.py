@@ -1,4 +1,4 @@
-"""The cross-engine macros (macros/cross_db.sql, bootstrap.sql, tts_json.sql,
+"""The cross-engine macros (macros/cross_db.sql, bootstrap.sql, tts_json.sql, hb_prompts.sql,
 spark_literals.sql) give the same values on DuckDB and on Apache Spark, for values whose engine
 defaults differ: dbt-spark runs with ANSI mode off, so a wrong regex, cast or JSON call gives NULL or
 another text there, not an error. Each macro is compiled by dbt for each target (`dbt compile
@@ -214,3 +214,53 @@ def test_spark_literals_keep_apostrophes_and_backslashes(spark):
     sql = _compile(db, "spark", "select " + ", ".join(
         f"'{{{{ spark__escape_single_quotes({json.dumps(text)}) }}}}' as c{i}" for i, text in enumerate(texts)))
     assert list(session.sql(sql).collect()[0]) == texts
+
+
+# the HindsightBench prompt texts: lines split at newlines (a trailing one ends the last line), a
+# snapshot line's value trimmed of tabs and spaces, sketch directions one character each
+PROMPTS = [
+    ("Decision time point: 2019-03-01 - ok.\n- CPIAUCSL: vintage_date=2019-02-01, value= \t3.5 \n", "+-+", 1),
+    ("one line, no newline", "-", 2),
+    ("a\n\nb\n", "", 3),
+]
+
+LISTS = r"""
+select
+    v.pos,
+    lines.line_no,
+    lines.line,
+    {{ regex_replace_all('lines.line', "'^\s+|\s+$|\d'", "''") }} as trimmed_without_digits
+from (VALUES_HERE) as v (text, directions, pos)
+{{ lateral_items(hb_split_lines('v.text'), 'line', 'line_no', 'lines') }}
+union all
+select v.pos, items.position, items.direction, null
+from (VALUES_HERE) as v (text, directions, pos)
+{{ lateral_items(split_text('v.directions', "''"), 'direction', 'position', 'items') }}
+where v.directions != ''
+union all
+select -1, anchors.position, anchors.anchor, null
+from {{ enumerated_values(['2025-11-01', '2026-02-01'], 'anchor', 'position') }} as anchors
+union all
+select 0, 0, months.decision_date, null
+from {{ month_starts('2025-11-01', '2026-02-01', 'decision_date') }} as months
+"""
+
+
+def test_list_and_text_macros_agree_on_both_engines(spark):
+    session, db = spark
+    values = {engine: "values " + ", ".join("(" + ", ".join(_literal(v, engine) for v in row) + ")" for row in PROMPTS)
+              for engine in ("duckdb", "spark")}
+    with duckdb.connect() as con:
+        expected = sorted(con.execute(_compile(db, "dev", LISTS).replace("VALUES_HERE", values["duckdb"])).fetchall(),
+                          key=repr)
+    found = sorted((tuple(row) for row in session.sql(_compile(db, "spark", LISTS).replace(
+        "VALUES_HERE", values["spark"])).collect()), key=repr)
+    assert found == expected
+    lines = {(pos, number): (line, trimmed) for pos, number, line, trimmed in expected if trimmed is not None}
+    assert lines[(1, 2)] == ("- CPIAUCSL: vintage_date=2019-02-01, value= \t3.5 ", "- CPIAUCSL: vintage_date=--, value= \t.")
+    assert (1, 3) not in lines and lines[(2, 1)][0] == "one line, no newline"
+    assert [lines[(3, n)][0] for n in (1, 2, 3)] == ["a", "", "b"] and (3, 4) not in lines
+    assert sorted((n, d) for pos, n, d, trimmed in expected if pos == 1 and trimmed is None) == [(1, "+"), (2, "-"), (3, "+")]
+    # a list var's values with their positions; the months from the first to the last, as texts
+    assert [(n, d) for pos, n, d, _ in expected if pos == -1] == [(1, "2025-11-01"), (2, "2026-02-01")]
+    assert [d for pos, _, d, _ in expected if pos == 0] == ["2025-11-01", "2025-12-01", "2026-01-01", "2026-02-01"]
