@@ -461,7 +461,7 @@ def report(out: Path, live: bool) -> None:
 
 @main.command(context_settings={"ignore_unknown_options": True})
 @click.option("--target", "-t", help="A dbt target of profiles.yml: `spark` exports the new raw loads to the "
-              "landing zone and builds the clinical marts on Spark (docs/spark.md); default: the DuckDB warehouse.")
+              "landing zone and builds every mart on Spark (docs/spark.md); default: the DuckDB warehouse.")
 @click.argument("dbt_args", nargs=-1, type=click.UNPROCESSED)
 def build(target: str | None, dbt_args: tuple[str, ...]) -> None:
     """Run `dbt build` on the warehouse: on what was loaded since the last build, or on everything (the
