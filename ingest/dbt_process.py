@@ -12,15 +12,19 @@ The parsed manifest serves only a build whose parse-relevant flags (PARSE_FLAGS)
 parsed with; any other build parses again, as plain `dbt build` would.
 
 dbt's partial parse (target/partial_parse.msgpack) is also kept across warehouses: see
-warehouse_free_parse_state.
+warehouse_free_parse_state; and dropped when an engine's twin of a model changed: see
+forget_partial_parse_of_changed_twins.
 """
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import subprocess
 import sys
+from collections import defaultdict
+from pathlib import Path
 
 from ingest.db import PROJECT_DIR, in_use, warehouse_path
 
@@ -117,6 +121,35 @@ def warehouse_free_parse_state() -> None:
     ManifestLoader.build_manifest_state_check = located_nowhere
 
 
+def twin_models(models: Path = PROJECT_DIR / "models") -> list[Path]:
+    """The model files that share their name with another: one engine's version of a model and the
+    other's (a DuckDB Python model and the SQL model Spark runs instead), one of them disabled."""
+    by_name: dict[str, list[Path]] = defaultdict(list)
+    for path in models.rglob("*"):
+        if path.suffix in (".sql", ".py"):
+            by_name[path.stem].append(path)
+    return sorted(path for paths in by_name.values() if len(paths) > 1 for path in paths)
+
+
+def forget_partial_parse_of_changed_twins(target: Path | None = None, models: Path = PROJECT_DIR / "models") -> bool:
+    """Delete dbt's partial parse when a twin model changed since it was written (True when it did).
+    dbt 1.11's partial parse, given a changed disabled twin, also drops the enabled model of that name,
+    and the next command fails "'model.hindsight.…' depends on '…' which is not in the graph" until a
+    full parse: after an upgrade of the project, or an edit of a Spark twin. The twins' contents are
+    recorded beside the parse state (TARGET/hindsight_twins.sha256)."""
+    target = target or Path(os.environ.get("DBT_TARGET_PATH") or PROJECT_DIR / "target")
+    digest = hashlib.sha256()
+    for path in twin_models(models):
+        digest.update(str(path.relative_to(models)).encode() + b"\0" + path.read_bytes() + b"\0")
+    state, record = target / "partial_parse.msgpack", target / "hindsight_twins.sha256"
+    stale = state.exists() and (not record.exists() or record.read_text() != digest.hexdigest())
+    if stale:
+        state.unlink()
+    target.mkdir(parents=True, exist_ok=True)
+    record.write_text(digest.hexdigest())
+    return stale
+
+
 def refusal(args: list[str], exception: BaseException) -> str:
     """dbt's exception before it ran anything, said once as the CLI says its own errors: the warehouse
     held by another writer (after the project's plugin waited for it), or arguments dbt refused (an
@@ -135,6 +168,7 @@ def main() -> int:
     from dbt.cli.main import dbtRunner
 
     warehouse_free_parse_state()
+    forget_partial_parse_of_changed_twins()
 
     # no manifest.json: the build writes it. Silenced (dbt prints some errors whatever the log level): a project or flags that do not parse
     # are reported once, by the build that parses again

@@ -55,6 +55,9 @@ def start_session(profiles_dir: str, target: str):
 def main(args: list[str]) -> int:
     from dbt.cli.main import dbtRunner
 
+    from ingest.dbt_process import forget_partial_parse_of_changed_twins
+
+    forget_partial_parse_of_changed_twins()
     start_session(option(args, "--profiles-dir", "."), option(args, "--target", "spark"))
     result = dbtRunner().invoke(args)
     return 0 if result.success else (2 if result.exception is not None else 1)

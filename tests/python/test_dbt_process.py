@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -77,3 +78,40 @@ def test_the_parse_state_outlives_the_warehouse_path_but_not_its_name(tmp_path):
     assert "Unable to do partial parsing" not in child_parse_log(tmp_path / "b" / "warehouse.duckdb", target)
     # another file name is another database name in every relation: dbt parses again
     assert "Unable to do partial parsing because profile has changed" in child_parse_log(tmp_path / "b" / "other.duckdb", target)
+
+
+def test_a_changed_engine_twin_drops_the_partial_parse_that_would_lose_its_enabled_model(tmp_path):
+    """dbt 1.11's partial parse, given a changed disabled twin (models/**/spark/int_hb_reply_parses.sql
+    beside the DuckDB Python model of that name), drops the enabled model too; the guard of the dbt
+    child and of ingest/spark/dbt_on_spark.py deletes the parse state first. On a copy of the project."""
+    from ingest.dbt_process import forget_partial_parse_of_changed_twins, twin_models
+
+    project = tmp_path / "project"
+    project.mkdir()
+    for part in ["dbt_project.yml", "profiles.yml", "models", "macros", "seeds", "tests/dbt", "analyses"]:
+        source, copy = PROJECT / part, project / part
+        shutil.copytree(source, copy) if source.is_dir() else shutil.copy(source, copy)
+    target, models = project / "target", project / "models"
+    env = {**cli_env(new_warehouse(tmp_path)), "DBT_TARGET_PATH": str(target)}
+    dbt = [str(Path(sys.executable).parent / "dbt"), "ls", "--select", "int_hb_cells+1", "--project-dir", str(project),
+           "--profiles-dir", str(project), "--resource-type", "model"]
+
+    def listed() -> subprocess.CompletedProcess:
+        return subprocess.run(dbt, capture_output=True, text=True, env=env, cwd=project)
+
+    assert models / "intermediate/hindsightbench/spark/int_hb_reply_parses.sql" in twin_models(models)
+    assert not forget_partial_parse_of_changed_twins(target, models)        # no parse state yet
+    assert listed().returncode == 0 and (target / "partial_parse.msgpack").exists()
+    assert not forget_partial_parse_of_changed_twins(target, models)        # nothing changed: kept
+    twin = models / "intermediate/hindsightbench/spark/int_hb_reply_parses.sql"
+    twin.write_text(twin.read_text() + "-- an edit\n")
+    assert forget_partial_parse_of_changed_twins(target, models)
+    assert not (target / "partial_parse.msgpack").exists()
+    done = listed()
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "hindsight.intermediate.hindsightbench.int_hb_cells" in done.stdout
+
+    # without the guard, the same edit again leaves dbt without the enabled model
+    twin.write_text(twin.read_text() + "-- another edit\n")
+    broken = listed()
+    assert broken.returncode != 0 and "which is not in the graph" in broken.stdout, broken.stdout[-2000:]

@@ -1,8 +1,8 @@
 """The marts built on Apache Spark equal DuckDB's (issues 34, 42), against a real Spark Connect
 server started here on 127.0.0.1 (ingest/spark/server.py), through `hindsight build --target spark`:
-the demo corpus, an appended model and every interval method (one in small blocks); and in-process,
-the shared T2S2 data and the shared HindsightBench release, built again after a build killed at a
-random point.
+the demo corpus with `bca` intervals, an appended model, and `studentized` in small blocks; and
+in-process, with `percentile`, the shared T2S2 data and the shared HindsightBench release, built again
+after a build killed at a random point.
 
 Compared: every public mart of both protocols, row for row; counts, labels and scores exactly,
 estimates and intervals within 1e-9. Left out of the comparison, by nature: the times a build wrote

@@ -171,9 +171,9 @@ from (VALUES_HERE) as v (doc, subject, annotators, annotator, literal, pos)
 """
 
 
-def _run_documents(spark, template: str) -> tuple[list[tuple], list[tuple]]:
+def _run_documents(spark, template: str, rows: list[tuple] = DOCUMENTS) -> tuple[list[tuple], list[tuple]]:
     session, db = spark
-    values = {engine: "values " + ", ".join("(" + ", ".join(_literal(v, engine) for v in row) + ")" for row in DOCUMENTS)
+    values = {engine: "values " + ", ".join("(" + ", ".join(_literal(v, engine) for v in row) + ")" for row in rows)
               for engine in ("duckdb", "spark")}
     with duckdb.connect() as con:
         expected = sorted(con.execute(_compile(db, "dev", template).replace("VALUES_HERE", values["duckdb"])).fetchall(),
@@ -247,14 +247,7 @@ from {{ month_starts('2025-11-01', '2026-02-01', 'decision_date') }} as months
 
 
 def test_list_and_text_macros_agree_on_both_engines(spark):
-    session, db = spark
-    values = {engine: "values " + ", ".join("(" + ", ".join(_literal(v, engine) for v in row) + ")" for row in PROMPTS)
-              for engine in ("duckdb", "spark")}
-    with duckdb.connect() as con:
-        expected = sorted(con.execute(_compile(db, "dev", LISTS).replace("VALUES_HERE", values["duckdb"])).fetchall(),
-                          key=repr)
-    found = sorted((tuple(row) for row in session.sql(_compile(db, "spark", LISTS).replace(
-        "VALUES_HERE", values["spark"])).collect()), key=repr)
+    expected, found = _run_documents(spark, LISTS, PROMPTS)
     assert found == expected
     lines = {(pos, number): (line, trimmed) for pos, number, line, trimmed in expected if trimmed is not None}
     assert lines[(1, 2)] == ("- CPIAUCSL: vintage_date=2019-02-01, value= \t3.5 ", "- CPIAUCSL: vintage_date=--, value= \t.")
