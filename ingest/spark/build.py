@@ -1,4 +1,4 @@
-"""`hindsight build --target spark`: the clinical marts on Apache Spark (docs/spark.md).
+"""`hindsight build --target spark`: every mart on Apache Spark (docs/spark.md).
 
 DuckDB stays where data is collected: the loaders and runners write its raw tables. A Spark build
 first exports what is new of them to the Parquet landing zone (`hindsight export raw`: a load
