@@ -110,3 +110,33 @@ def test_a_killed_builds_folder_without_a_table_is_cleared_and_nothing_else(tmp_
     assert removed == [warehouse / "main.db" / "int_left_half_written"]
     assert sorted(p.name for p in (warehouse / "main.db").iterdir()) == [".spark-staging-1", "_temporary", "agg_metrics"]
     assert (warehouse / "default_table").is_dir()
+
+
+def test_a_models_replies_as_json_rows_parse_as_the_duckdb_model_parses_them():
+    """hb_reply_parses through the table function (one task of one model's replies, packed as Spark's
+    to_json packs them: nulls kept, integers as numbers) gives the rows the DuckDB model gives."""
+    from ingest.stats.hb_steps import hb_reply_parses
+
+    sketch = json.dumps([{"direction": "-", "mechanism_narrative": "m", "candidate_proxies": [], "regime_hint": "r"},
+                         {"direction": "+", "mechanism_narrative": "m", "candidate_proxies": ["x"], "regime_hint": "r"}])
+    base = {"model_key": "m1", "source": "runner", "decision_date": "2019-03-01", "call_id": 1, "finish_reason": "stop",
+            "load_id": 4, "received_at": "2026-12-04T10:00:00"}
+    replies = pd.DataFrame([
+        {**base, "kind": "arm", "arm": "D", "replicate": 2, "sample": 0, "request_id": "a", "reply_text": sketch,
+         "is_truncated": False, "probe_set": "protocol", "temperature": None},
+        {**base, "kind": "arm", "arm": "M", "replicate": 1, "sample": 0, "request_id": "b", "reply_text": sketch[:40],
+         "is_truncated": True, "probe_set": "protocol", "temperature": None},
+        {**base, "kind": "rec", "arm": None, "replicate": None, "sample": 0, "request_id": "c",
+         "reply_text": '{"estimated_date": "2019-02"}', "is_truncated": False, "probe_set": "protocol", "temperature": None},
+        {**base, "kind": "lap", "arm": None, "replicate": None, "sample": 3, "request_id": "d", "reply_text": "Up.",
+         "is_truncated": False, "probe_set": "lap_sensitivity", "temperature": 0.7},
+    ])
+    expected = hb_reply_parses({"replies": replies}, {})
+    payloads = [json.dumps({k: (None if pd.isna(v) else v) for k, v in row.items()}) for row in replies.to_dict("records")]
+    rows = pa.table({"frame": ["replies"] * len(payloads), "payload": payloads, "part": ["m1"] * len(payloads)})
+    out = run_task(functions.Frames(), rows.to_batches(max_chunksize=3), "hb_reply_parses", "{}")
+    found = pd.DataFrame([json.loads(p) for p in out.column("payload").to_pylist()]).astype(expected.dtypes.to_dict())
+    pd.testing.assert_frame_equal(found, expected)
+    assert list(expected["parse_status"]) == ["ok", "ok", "truncated", "truncated", "ok", "ok", "ok", "ok"]
+    assert expected.loc[0, "directions"] == "-+" and expected.loc[4, "estimated_date"] == "2019-02"
+    assert expected.loc[6, "lap_answer"] == "up"
