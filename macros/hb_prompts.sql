@@ -3,7 +3,10 @@
     str.splitlines does on these texts (no carriage returns: a trailing newline ends the last line,
     it does not start an empty one); the rebuilt texts join lines with a newline and so have none. -#}
 {% macro hb_split_lines(text) -%}
-    {{ split_text('case when right(' ~ text ~ ', 1) = chr(10) then substr(' ~ text ~ ', 1, length(' ~ text ~ ') - 1) else ' ~ text ~ ' end', 'chr(10)') }}
+    {%- set without_last_newline -%}
+        case when right({{ text }}, 1) = chr(10) then substr({{ text }}, 1, length({{ text }}) - 1) else {{ text }} end
+    {%- endset -%}
+    {{ split_text(without_last_newline, 'chr(10)') }}
 {%- endmacro %}
 
 {% macro hb_date_line_pattern() -%}
