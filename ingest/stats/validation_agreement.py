@@ -16,7 +16,9 @@ scores 0, 0.5 and 1, and the design weights apply as above.
 
 Intervals resample the sampled cases with replacement within each cohort (`all` resamples every
 cohort at once), percentile 2.5-97.5; a replicate whose statistic is undefined (no pair, one
-category) is left out, and an interval needs half of them. The draws (`draws`):
+category) is left out, and an interval needs half of them. Every statistic is a ratio of per-case
+sums, so a row's replicates are one product of its (replicates x cases) multiplicities with those
+sums, not a pass over the assessments per replicate. The draws (`draws`):
 
 - `numpy` (DuckDB's default): B replicates from one seeded numpy Generator per row of the table;
 - `warehouse`: the counter-based draws of ingest/stats/bootstrap.py (the metric bootstrap's), one
@@ -36,31 +38,6 @@ STATISTICS = ("sample_agreement", "ipw_agreement", "inter_annotator_agreement", 
 DRAWS = ("numpy", "warehouse")
 COLUMNS = ["design_id", "cohort", "item", "judge_model", "statistic", "estimate", "ci_low", "ci_high", "n_questions",
            "n_cases", "n_assessments", "n_finite_replicates", "bootstrap_replicates"]
-
-
-def cohens_kappa(first: np.ndarray, second: np.ndarray) -> float:
-    """(p_o - p_e) / (1 - p_e), p_e from each rater's own category shares; NaN when undefined."""
-    if len(first) == 0:
-        return np.nan
-    observed = np.mean(first == second)
-    expected = sum(np.mean(first == c) * np.mean(second == c) for c in np.union1d(first, second))
-    return np.nan if expected >= 1 else float((observed - expected) / (1 - expected))
-
-
-def _estimates(individual: pd.DataFrame, pairs: pd.DataFrame, counts: dict[str, int]) -> dict[str, float]:
-    """The four statistics, each case counted `counts[case]` times (1 each for the estimate)."""
-    m = individual["case_key"].map(counts).fillna(0).to_numpy()
-    hit, weight = individual["hit"].to_numpy(), individual["weight"].to_numpy()
-    out = dict.fromkeys(STATISTICS, np.nan)
-    if m.sum() > 0:
-        out["sample_agreement"] = float(np.sum(hit * m) / np.sum(m))
-        out["ipw_agreement"] = float(np.sum(hit * weight * m) / np.sum(weight * m))
-    r = pairs["case_key"].map(counts).fillna(0).to_numpy().astype(int)
-    if r.sum() > 0:
-        first, second = np.repeat(pairs["first"].to_numpy(), r), np.repeat(pairs["second"].to_numpy(), r)
-        out["inter_annotator_agreement"] = float(np.mean(first == second))
-        out["cohens_kappa"] = cohens_kappa(first, second)
-    return out
 
 
 def _tables(cases: pd.DataFrame, annotations: pd.DataFrame, judged: pd.DataFrame):
@@ -128,23 +105,56 @@ def _pick(frame: pd.DataFrame, design_id: str, cohort: str) -> pd.DataFrame:
     return frame[chosen if cohort == "all" else chosen & (frame["cohort"] == cohort)]
 
 
-def _replicate_counts(strata: dict[str, list[str]], keys: list, replicates: int, seed: int, draws: str):
-    """Per replicate, how often each case was drawn (a dict; undrawn cases absent)."""
+def _multiplicities(strata: dict[str, list[str]], keys: list, replicates: int, seed: int, draws: str) -> np.ndarray:
+    """(replicates x cases) how often each case was drawn, the cases in strata order (sorted)."""
+    sizes = [len(members) for members in strata.values()]
     if draws == "warehouse":
-        weights = {name: bootstrap.weights(seed, stream_key(keys, name), len(members), replicates)
-                   for name, members in strata.items()}
-        for b in range(replicates):
-            yield {member: int(w[b, i]) for name, w in weights.items()
-                   for i, member in enumerate(strata[name]) if w[b, i] > 0}
-        return
-    # one stream per row of the table, stable across runs (not Python's salted hash)
+        return np.hstack([np.zeros((replicates, 0))] + [bootstrap.weights(seed, stream_key(keys, name), len(members), replicates)
+                                                         for name, members in strata.items()])
+    # one stream per row of the table, stable across runs (not Python's salted hash); the draws in
+    # the order they always had: per replicate, each stratum's n draws
     rng = np.random.default_rng([seed, *[sum(map(ord, str(k))) for k in keys]])
-    for _ in range(replicates):
-        counts: dict[str, int] = {}
-        for members in strata.values():
-            for index in rng.integers(0, len(members), len(members)):
-                counts[members[index]] = counts.get(members[index], 0) + 1
-        yield counts
+    out = np.zeros((replicates, sum(sizes)))
+    offsets = np.cumsum([0, *sizes[:-1]])
+    for b in range(replicates):
+        for offset, size in zip(offsets, sizes):
+            out[b, offset:offset + size] = np.bincount(rng.integers(0, size, size), minlength=size)
+    return out
+
+
+class _CaseSums:
+    """Per case, the sums every statistic is a ratio of, so a statistic's replicates are matrix
+    products of the (replicates x cases) multiplicities with these columns."""
+
+    def __init__(self, individual: pd.DataFrame, pairs: pd.DataFrame, cases: list[str]):
+        position = {case: i for i, case in enumerate(cases)}
+        at = individual["case_key"].map(position).to_numpy()
+        hit, weight = individual["hit"].to_numpy(float), individual["weight"].to_numpy(float)
+
+        def per_case(index, values=None):
+            return np.bincount(index, weights=values, minlength=len(cases)).astype(float)
+
+        self.assessments, self.hits = per_case(at), per_case(at, hit)
+        self.weights, self.weighted_hits = per_case(at, weight), per_case(at, hit * weight)
+        pairs = pairs[pairs["case_key"].isin(position)]      # a pair of an unsampled case never counts
+        at = pairs["case_key"].map(position).to_numpy().astype(int)
+        first, second = pairs["first"].to_numpy(), pairs["second"].to_numpy()
+        self.pairs, self.alike = per_case(at), per_case(at, (first == second).astype(float))
+        categories = np.union1d(first, second) if len(pairs) else []
+        self.first = np.column_stack([per_case(at, (first == c).astype(float)) for c in categories] or [np.zeros(len(cases))])
+        self.second = np.column_stack([per_case(at, (second == c).astype(float)) for c in categories] or [np.zeros(len(cases))])
+
+    def statistics(self, m: np.ndarray) -> dict[str, np.ndarray]:
+        """The four statistics for every row of multiplicities M (NaN where undefined)."""
+        n, pairs = m @ self.assessments, m @ self.pairs
+        with np.errstate(invalid="ignore", divide="ignore"):
+            observed = np.where(pairs > 0, (m @ self.alike) / pairs, np.nan)
+            # p_e from each rater's own category shares: exactly 1 when both use one category alone
+            expected = ((m @ self.first) * (m @ self.second)).sum(axis=1) / (pairs * pairs)
+            return {"sample_agreement": np.where(n > 0, (m @ self.hits) / n, np.nan),
+                    "ipw_agreement": np.where(n > 0, (m @ self.weighted_hits) / (m @ self.weights), np.nan),
+                    "inter_annotator_agreement": observed,
+                    "cohens_kappa": np.where((pairs > 0) & (expected < 1), (observed - expected) / (1 - expected), np.nan)}
 
 
 def _rows_for(individual: pd.DataFrame, pairs: pd.DataFrame, keys: list, replicates: int, seed: int,
@@ -153,16 +163,14 @@ def _rows_for(individual: pd.DataFrame, pairs: pd.DataFrame, keys: list, replica
     strata: dict[str, list[str]] = {}
     for key in cases:
         strata.setdefault(key.split("/", 1)[0], []).append(key)
-    estimate = _estimates(individual, pairs, dict.fromkeys(cases, 1))
-    values = {name: np.empty(replicates) for name in STATISTICS}
-    for b, counts in enumerate(_replicate_counts(strata, keys, replicates, seed, draws)):
-        for name, value in _estimates(individual, pairs, counts).items():
-            values[name][b] = value
+    sums = _CaseSums(individual, pairs, cases)
+    estimate = sums.statistics(np.ones((1, len(cases))))
+    values = sums.statistics(_multiplicities(strata, keys, replicates, seed, draws))
     out = []
     for name in STATISTICS:
         finite = values[name][np.isfinite(values[name])]
         low, high = np.percentile(finite, [2.5, 97.5]) if replicates and len(finite) >= replicates / 2 else (None, None)
-        value = estimate[name]
+        value = float(estimate[name][0])
         out.append([*keys[:4], name, None if not np.isfinite(value) else value,
                     None if low is None else float(low), None if high is None else float(high),
                     int(individual["question_id"].nunique()), len(cases), len(individual), len(finite), replicates])
