@@ -58,22 +58,32 @@ class AuditParams:
 
 
 def gap(bearish, sketches, crisis, calm):
-    """Bearish share over the crisis positions minus that over the calm ones (NaN if a window is empty)."""
+    """Bearish share over the crisis positions minus that over the calm ones (NaN if a window is empty);
+    positions as a vector, or one row of them per replicate (the counts are whole numbers, so a row's
+    sums are exact and a replicate's gap is the same to the bit either way)."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        return bearish[crisis].sum() / sketches[crisis].sum() - bearish[calm].sum() / sketches[calm].sum()
+        return (bearish[crisis].sum(axis=-1) / sketches[crisis].sum(axis=-1)
+                - bearish[calm].sum(axis=-1) / sketches[calm].sum(axis=-1))
+
+
+def drawn_positions(rng, crisis, calm, replicates):
+    """Each replicate's drawn crisis and calm positions, (replicates x len) each, in the generator's
+    order: the crisis draw, then the calm draw, replicate after replicate. numpy's Generator.choice
+    with replacement is integers(0, len); one integers call with a bound per draw takes the same
+    numbers from the stream as the 2 x replicates calls (test_hb_draws.py holds this to the bit)."""
+    if isinstance(rng, WarehouseDraws):
+        return rng.positions(crisis, calm, replicates)
+    crisis, calm = np.asarray(crisis, dtype=np.int64), np.asarray(calm, dtype=np.int64)
+    bounds = np.concatenate([np.full(len(crisis), len(crisis)), np.full(len(calm), len(calm))])
+    index = rng.integers(0, np.tile(bounds, replicates)).reshape(replicates, len(bounds))
+    return crisis[index[:, :len(crisis)]], calm[index[:, len(crisis):]]
 
 
 def paired_ci(rng, counts, a, b, crisis, calm, replicates, min_finite):
-    """Percentile CI of gap_a - gap_b over stratified date draws (positions into the count arrays)."""
-    stats = np.empty(replicates)
-    for r in range(replicates):
-        crisis_draw = rng.choice(crisis, size=len(crisis), replace=True)
-        calm_draw = rng.choice(calm, size=len(calm), replace=True)
-        values = []
-        for arm in (a, b):
-            bearish, sketches = counts[arm]
-            values.append(gap(bearish, sketches, crisis_draw, calm_draw))
-        stats[r] = values[0] - values[1]
+    """Percentile CI of gap_a - gap_b over stratified date draws (positions into the count arrays),
+    all replicates at once."""
+    crisis_draws, calm_draws = drawn_positions(rng, crisis, calm, replicates)
+    stats = gap(*counts[a], crisis_draws, calm_draws) - gap(*counts[b], crisis_draws, calm_draws)
     finite = stats[np.isfinite(stats)]
     if len(finite) < min_finite:
         return None, None, len(finite)
@@ -94,6 +104,15 @@ class WarehouseDraws:
         self.calls += 1
         return np.asarray(values)[index]
 
+    def positions(self, crisis, calm, replicates):
+        """What `replicates` pairs of choice(crisis), choice(calm) calls draw, in one array operation each."""
+        calls = self.calls + 2 * np.arange(replicates, dtype=np.int64)[:, None]
+        drawn = [np.asarray(values, dtype=np.int64)[self.bootstrap.case_index(
+                     self.seed, self.key, calls + offset, np.arange(len(values), dtype=np.int64)[None, :], max(len(values), 1))]
+                 for offset, values in enumerate((crisis, calm))]
+        self.calls += 2 * replicates
+        return drawn[0], drawn[1]
+
 
 def draws_for(params: AuditParams, model_key: str, stream: str):
     """A fresh generator for one model's contrast: release = the published numpy stream seeded
@@ -104,9 +123,8 @@ def draws_for(params: AuditParams, model_key: str, stream: str):
     return WarehouseDraws(params.warehouse_seed, f"{model_key}:{stream}")
 
 
-def _hac_delta(frame, lags):
-    y = frame["hit"].to_numpy(float)
-    signal, lap = frame["signal"].to_numpy(float), frame["lap"].to_numpy(float)
+def _hac_delta(sample, lags):
+    y, signal, lap = sample.hit, sample.signal, sample.lap
     x = np.column_stack([np.ones_like(y), signal, lap, signal * lap])
     xtx_inv = np.linalg.pinv(x.T @ x)
     beta = xtx_inv @ x.T @ y
@@ -149,24 +167,42 @@ def r_signals(mine: pd.DataFrame, pre_dates, realized: dict) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["decision_date", "signal", "hit"]).set_index("decision_date")
 
 
-def delta_sample(signals: pd.DataFrame, lap: pd.Series) -> pd.DataFrame:
+@dataclass(frozen=True)
+class DeltaSample:
+    """The delta regression's sample as float arrays of one length, in date order (a jackknife fits
+    it 200 times per model: arrays, not a frame each time)."""
+    signal: np.ndarray
+    hit: np.ndarray
+    lap: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.lap)
+
+
+def delta_sample(signals: pd.DataFrame, lap: pd.Series) -> DeltaSample:
     """The delta regression's sample: the dates of `signals` (r_signals) that have a LAP value (`lap`,
     indexed by date), in order."""
-    sample = signals[signals.index.isin(lap.index)]
-    return pd.DataFrame({"signal": sample["signal"].to_numpy(), "hit": sample["hit"].to_numpy(),
-                         "lap": lap.reindex(sample.index).to_numpy()})
+    return sample_at(signals, lap.index.get_indexer(signals.index), lap.to_numpy(float), np.ones(len(lap), bool))
 
 
-def delta_fit(frame: pd.DataFrame, params: AuditParams) -> dict:
+def sample_at(signals: pd.DataFrame, position: np.ndarray, lap: np.ndarray, has_lap: np.ndarray) -> DeltaSample:
+    """The sample from positions of the signals' dates among LAP's dates (-1: not probed) and LAP by
+    position, where `has_lap`."""
+    found = position >= 0
+    found[found] = has_lap[position[found]]
+    return DeltaSample(signals["signal"].to_numpy(float)[found], signals["hit"].to_numpy(float)[found], lap[position[found]])
+
+
+def delta_fit(sample: DeltaSample, params: AuditParams) -> dict:
     """delta, its HAC t, n, the variance of lap and the gate (n | lowvar | None); the estimate is kept
     only when no gate fires."""
-    out = {"delta_n": len(frame)}
-    if len(frame):
-        lap_var = float(np.var(frame["lap"].to_numpy()))
+    out = {"delta_n": len(sample)}
+    if len(sample):
+        lap_var = float(np.var(sample.lap))
         out["delta_lap_variance"] = lap_var
-        out["delta_gate"] = ("n" if len(frame) <= params.delta_min_n
+        out["delta_gate"] = ("n" if len(sample) <= params.delta_min_n
                              else "lowvar" if lap_var <= params.delta_min_lap_variance else None)
-        estimate, t_value, deficient = _hac_delta(frame, params.lags)
+        estimate, t_value, deficient = _hac_delta(sample, params.lags)
         out["delta_rank_deficient"] = deficient
         if out["delta_gate"] is None:
             out["delta"], out["delta_t"] = estimate, t_value

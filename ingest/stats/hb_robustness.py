@@ -25,7 +25,8 @@ import statistics
 import numpy as np
 import pandas as pd
 
-from ingest.stats.hb_audit import AuditParams, delta_fit, delta_sample, draws_for, gap, paired_ci, r_signals, window_table
+from ingest.stats.hb_audit import (AuditParams, delta_fit, delta_sample, draws_for, gap, paired_ci, r_signals, sample_at,
+                                   window_table)
 
 ENDPOINTS = {"E2": ("D", "M"), "E3": ("W_fake", "W")}
 
@@ -159,10 +160,14 @@ class RepCounts:
         self.reps = [int(r) for r in table["n_lines"].columns]
         self.lines, self.updown = table["n_lines"].to_numpy(float), table["n_updown"].to_numpy(float)
 
+    def sums(self, reps=None) -> tuple[np.ndarray, np.ndarray]:
+        """Lines and up/down answers per date over the chosen rep ids (all of them by default)."""
+        columns = slice(None) if reps is None else [i for i, r in enumerate(self.reps) if r in reps]
+        return self.lines[:, columns].sum(axis=1), self.updown[:, columns].sum(axis=1)
+
     def lap(self, reps=None) -> pd.Series:
         """LAP_d by date over the chosen rep ids (all of them by default); dates without a line drop out."""
-        columns = slice(None) if reps is None else [i for i, r in enumerate(self.reps) if r in reps]
-        lines, updown = self.lines[:, columns].sum(axis=1), self.updown[:, columns].sum(axis=1)
+        lines, updown = self.sums(reps)
         keep = lines > 0
         return pd.Series(updown[keep] / lines[keep], index=self.dates[keep])
 
@@ -223,10 +228,16 @@ def lap_sensitivity(rep_counts: pd.DataFrame, counts: pd.DataFrame, dates: pd.Da
             rng = np.random.default_rng(seed)
             baseline = delta_status(delta_fit(delta_sample(signals, per.lap()), params), significance_t)
             cuts, deltas, statuses = [], [], []
+            position = per.dates.get_indexer(signals.index)     # the signals' dates among the series'
             for _ in range(subsets):
-                lap = per.lap(set(rng.choice(rep_ids, size=k, replace=False).tolist()))
-                cuts.append(cutoff(lap, reference_theta))
-                fit = delta_fit(delta_sample(signals, lap), params)
+                # what per.lap(subset), cutoff and delta_sample give, on arrays (200 subsets a model)
+                lines, updown = per.sums(set(rng.choice(rep_ids, size=k, replace=False).tolist()))
+                probed = lines > 0
+                lap = np.zeros(len(lines))
+                lap[probed] = updown[probed] / lines[probed]
+                above = np.flatnonzero(probed & (lap > reference_theta))
+                cuts.append(str(per.dates[above[-1]])[:7] if len(above) else None)
+                fit = delta_fit(sample_at(signals, position, lap, probed), params)
                 deltas.append(fit.get("delta"))
                 statuses.append(delta_status(fit, significance_t))
             months = [month_index(c) for c in cuts if c is not None]
