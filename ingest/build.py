@@ -76,6 +76,22 @@ def refresh_stale(con, args: list[str]) -> list[str]:
 # what a build's result depends on besides the data: any change here rebuilds everything (the
 # Python models import ingest.stats)
 PROJECT_INPUTS = ["models", "macros", "seeds", "tests/dbt", "dbt_project.yml", "profiles.yml", "ingest/stats"]
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """Where an engine records its builds that ended well, and what their fingerprint covers."""
+    table: str                      # raw.<table>
+    inputs: tuple[str, ...]         # project files
+    packages: tuple[str, ...]       # installed versions
+    catalog: str | None = None      # whose builds: a Spark catalog (its folder or server); DuckDB's own file
+
+
+LEDGERS = ("builds", "spark_builds")
+
+
+def duckdb_ledger() -> Ledger:
+    return Ledger("builds", tuple(PROJECT_INPUTS), ("dbt-core", "dbt-duckdb", "duckdb"))
 # arguments that pick the nodes themselves (the build is then partial: nothing is recorded)
 SELECTING = {"--select", "-s", "--selector", "--models", "-m", "--resource-type", "--resource-types", "--inline"}
 EVERYTHING = "--all"
@@ -90,14 +106,15 @@ class Scope:
     why: str
 
 
-def project_fingerprint(args: list[str]) -> str:
+def project_fingerprint(args: list[str], ledger: Ledger | None = None) -> str:
+    ledger = ledger or duckdb_ledger()
     digest = hashlib.sha256()
-    for top in PROJECT_INPUTS:
+    for top in ledger.inputs:
         path = PROJECT_DIR / top
         files = sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts) if path.is_dir() else [path]
         for file in files:
             digest.update(str(file.relative_to(PROJECT_DIR)).encode() + b"\0" + file.read_bytes() + b"\0")
-    versions = [version("dbt-core"), version("dbt-duckdb"), version("duckdb")]
+    versions = [version(package) for package in ledger.packages]
     digest.update(json.dumps([versions, result_arguments(args)]).encode())
     return digest.hexdigest()
 
@@ -133,7 +150,7 @@ def node_threads(con, args: list[str]) -> list[str]:
 
 def raw_signatures(con) -> dict[str, str]:
     tables = [name for (name,) in con.execute(
-        "select table_name from duckdb_tables() where schema_name = 'raw' and table_name <> 'builds' order by 1").fetchall()]
+        "select table_name from duckdb_tables() where schema_name = 'raw' order by 1").fetchall() if name not in LEDGERS]
     return {table: "{}:{}".format(*con.execute(
         f'select count(*), coalesce(sum(hash(whole_row)), 0) from raw."{table}" as whole_row').fetchone())
         for table in tables}
@@ -155,17 +172,21 @@ def model_names() -> set[str]:
             if "spark" not in path.relative_to(PROJECT_DIR / "models").parts}
 
 
-def plan(con, args: list[str]) -> Scope:
-    """The scope of `hindsight build ARGS` on the warehouse `con` (its raw.builds and raw tables)."""
+def plan(con, args: list[str], ledger: Ledger | None = None) -> Scope:
+    """The scope of `hindsight build ARGS` on the warehouse `con` (its ledger of builds and raw tables).
+    A Spark ledger's catalog is not this file: whether its models are all there is checked where the
+    catalog is (ingest/spark/scope.py)."""
+    ledger = ledger or duckdb_ledger()
     everything = EVERYTHING in args
     args = [a for a in args if a != EVERYTHING]
-    fingerprint = project_fingerprint(args)
+    fingerprint = project_fingerprint(args, ledger)
     if any(a.split("=")[0] in SELECTING for a in args):
         return Scope(None, fingerprint, {}, False, "your own selection, as given")     # never recorded: no signatures
     signatures = raw_signatures(con)
-    last = con.execute("select fingerprint, signatures from raw.builds order by built_at desc limit 1").fetchone()
+    last = con.execute(f"select fingerprint, signatures from raw.{ledger.table} where {catalog_is(ledger)} "
+                       "order by built_at desc limit 1", [ledger.catalog] if ledger.catalog else []).fetchone()
     present = {name for (name,) in con.execute("select table_name from information_schema.tables").fetchall()}
-    missing = sorted(model_names() - present)
+    missing = sorted(model_names() - present) if ledger.catalog is None else []
     if everything or "--full-refresh" in args or last is None or last[0] != fingerprint or missing:
         why = ("asked for" if everything or "--full-refresh" in args else "no earlier build recorded" if last is None
                else "the project or the build's arguments changed since the last build" if last[0] != fingerprint
@@ -179,10 +200,16 @@ def plan(con, args: list[str]) -> Scope:
                  f"loaded since the last build: {', '.join(changed)}" if changed else "nothing loaded since the last build")
 
 
-def record(con, scope: Scope) -> None:
-    con.execute("insert into raw.builds values (?, ?, ?, ?)",
+def catalog_is(ledger: Ledger) -> str:
+    return "catalog = ?" if ledger.catalog else "true"
+
+
+def record(con, scope: Scope, ledger: Ledger | None = None) -> None:
+    ledger = ledger or duckdb_ledger()
+    con.execute(f"insert into raw.{ledger.table} values (?, ?, ?, ?{', ?' if ledger.catalog else ''})",
                 [datetime.now(timezone.utc).replace(tzinfo=None), scope.fingerprint, json.dumps(scope.signatures),
-                 "everything" if scope.select is None else " ".join(scope.select) or "nothing"])
+                 "everything" if scope.select is None else " ".join(scope.select) or "nothing",
+                 *([ledger.catalog] if ledger.catalog else [])])
 
 
 # the on-run-end hook of every build publishes; this publishes the warehouse as it stands

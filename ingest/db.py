@@ -46,6 +46,15 @@ create table if not exists raw.builds (
     scope             varchar not null    -- everything | the dbt selection it ran
 );
 
+-- the same for `hindsight build --target spark`, per Spark catalog (ingest/spark/build.py)
+create table if not exists raw.spark_builds (
+    built_at          timestamp not null,
+    fingerprint       varchar not null,
+    signatures        json not null,
+    scope             varchar not null,
+    catalog           varchar not null    -- the catalog's folder (in-process) or its Connect server
+);
+
 create table if not exists raw.narratives (
     load_id           integer not null,
     cohort            varchar not null,

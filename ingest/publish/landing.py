@@ -65,7 +65,9 @@ def export_raw(con, out: Path) -> LandingExport:
     written = manifest.setdefault("tables", {})
     result = LandingExport(out)
     tables = [r[0] for r in con.execute("""select table_name from information_schema.tables
-                                           where table_schema = 'raw' and table_type = 'BASE TABLE' order by table_name""").fetchall()]
+                                           where table_schema = 'raw' and table_type = 'BASE TABLE'
+                                             and table_name not in ('builds', 'spark_builds')   -- the build ledgers
+                                           order by table_name""").fetchall()]
     for table in tables:
         columns = [r[0] for r in con.execute("""select column_name from information_schema.columns
                                                 where table_schema = 'raw' and table_name = ? order by ordinal_position""",

@@ -5,8 +5,12 @@ first exports what is new of them to the Parquet landing zone (`hindsight export
 written once is not written again), then runs `dbt build` with the Spark target over it. The
 target is `spark_connect` when HINDSIGHT_SPARK_REMOTE names a Spark Connect server (sc://host:port),
 else `spark`: an in-process session on local[2] or on the standalone master HINDSIGHT_SPARK_MASTER.
-Each Spark build runs the whole project; its incremental models decide what to recompute (an
-appended model rewrites only its partitions).
+What a Spark build refreshes is planned as a DuckDB build's (ingest/build.py), against its own
+ledger, raw.spark_builds, one per catalog: everything the first time, after a change to the project
+or the arguments, or when a model is missing from the catalog (checked in the dbt process, which
+has the session); otherwise what lies downstream of the raw tables loaded since the last Spark
+build of that catalog, and nothing when nothing was. Within it the incremental models decide what
+to recompute (an appended model rewrites only its partitions).
 """
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ingest.build import EVERYTHING, PROJECT_INPUTS, Ledger, plan, record
 from ingest.db import PROJECT_DIR, connect, warehouse_path
 from ingest.errors import InputError
 from ingest.publish.landing import default_landing, export_raw
@@ -37,28 +42,50 @@ def check_installed() -> None:
                            "or name a Spark Connect server with HINDSIGHT_SPARK_REMOTE=sc://host:port")
 
 
+def spark_ledger(db: Path) -> Ledger:
+    """The ledger of the Spark catalog this build writes: the Connect server's, or the in-process
+    session's folder (profiles.yml's default beside the warehouse)."""
+    catalog = os.environ.get("HINDSIGHT_SPARK_REMOTE") or str(
+        Path(os.environ.get("HINDSIGHT_SPARK_WAREHOUSE") or f"{db}.spark").resolve())
+    return Ledger("spark_builds", (*PROJECT_INPUTS, "ingest/spark"), ("dbt-core", "dbt-spark", "pyspark"), catalog)
+
+
 def build_on_spark(args: list[str], db: Path | None = None, landing: Path | None = None) -> bool:
-    """Export the raw tables' new loads to the landing zone, then `dbt build` on Spark; True when it passed."""
+    """Export the raw tables' new loads to the landing zone, then `dbt build` on Spark of what they
+    touch (or of everything); True when it passed."""
     check_installed()
     db = db or warehouse_path()
     landing = landing or default_landing(db)
+    ledger = spark_ledger(db)
     with connect(db) as con:            # creates the raw tables, empty, so every source lands
         written = export_raw(con, landing)
+        scope = plan(con, args, ledger)
     print(f"hindsight: landing zone {landing}: {written.partitions} load partitions and {written.snapshots} "
           f"snapshots written, {written.unchanged} already there", file=sys.stderr)
     if not written.out.is_dir():
         raise InputError(landing, "was not written", "check that the folder is writable")
+    if scope.select == []:
+        print(f"hindsight: {scope.why}: nothing to refresh on Spark (`hindsight build --target spark --all` builds "
+              "everything)", file=sys.stderr)
+        return True
+    print(f"hindsight: {scope.why}; refreshing what depends on it on Spark (`--all` builds everything)"
+          if scope.select else f"hindsight: building everything on Spark ({scope.why})", file=sys.stderr)
     target = spark_target()
     env = dict(os.environ, HINDSIGHT_DB=str(db), HINDSIGHT_LANDING=str(landing), DO_NOT_TRACK="1",
                DBT_SEND_ANONYMOUS_USAGE_STATS="false",
                # the executors' Python workers run the table functions: this interpreter has the project
                PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON", sys.executable),
                # Spark's compiled SQL and run results beside DuckDB's, not over them (partial parse states differ)
-               DBT_TARGET_PATH=os.environ.get("DBT_TARGET_PATH", str(PROJECT_DIR / "target" / "spark")))
+               DBT_TARGET_PATH=os.environ.get("DBT_TARGET_PATH", str(PROJECT_DIR / "target" / "spark")),
+               # the selection, if the catalog has every model (dbt_on_spark.py checks it)
+               HINDSIGHT_SPARK_SCOPE=" ".join(scope.select or []))
     # dbt in a process of its own that registers the table functions first (ingest/spark/dbt_on_spark.py)
     command = [sys.executable, "-m", "ingest.spark.dbt_on_spark", "build", "--project-dir", str(PROJECT_DIR),
                "--profiles-dir", str(PROJECT_DIR), "--target", target,
-               *(a for a in args if a != "--all")]   # each Spark build runs the whole project
-    print(f"hindsight: building the marts on Spark (target {target})",
-          file=sys.stderr)
-    return subprocess.run(command, env=env, cwd=PROJECT_DIR).returncode == 0
+               *(a for a in args if a != EVERYTHING)]
+    print(f"hindsight: building the marts on Spark (target {target})", file=sys.stderr)
+    ok = subprocess.run(command, env=env, cwd=PROJECT_DIR).returncode == 0
+    if ok and scope.record:
+        with connect(db) as con:
+            record(con, scope, ledger)
+    return ok

@@ -5,6 +5,8 @@ ended well (an update in place counts), and nothing when nothing did. The marts 
 equal a build from scratch: tests/python/test_refresh.py."""
 from __future__ import annotations
 
+import json
+
 from conftest import new_warehouse
 from ingest import build as build_scope
 from ingest.db import connect
@@ -113,3 +115,63 @@ def test_a_build_of_what_was_loaded_keeps_your_arguments_and_leaves_the_unit_tes
     assert loaded[:3] == ["build", "--exclude", "some_test"]
     assert loaded[loaded.index("--select") + 1:loaded.index("--exclude-resource-type")] == ["source:raw.questions+", "dim_build"]
     assert loaded[-2:] == ["--exclude-resource-type", "unit_test"]
+
+
+def test_a_spark_catalog_has_its_own_ledger_and_a_catalog_missing_a_model_builds_everything(tmp_path, monkeypatch):
+    """Spark builds plan as DuckDB's, against raw.spark_builds per catalog; the dbt process on Spark
+    drops the plan when the catalog lacks a model of the last build's manifest."""
+    from ingest.spark import dbt_on_spark
+    from ingest.spark.build import spark_ledger
+
+    db = new_warehouse(tmp_path)
+    monkeypatch.setenv("HINDSIGHT_SPARK_WAREHOUSE", str(tmp_path / "one"))
+    monkeypatch.delenv("HINDSIGHT_SPARK_REMOTE", raising=False)
+    one = spark_ledger(db)
+    monkeypatch.setenv("HINDSIGHT_SPARK_REMOTE", "sc://127.0.0.1:15002")
+    server = spark_ledger(db)
+    assert one.catalog == str((tmp_path / "one").resolve()) and server.catalog == "sc://127.0.0.1:15002"
+    with connect(db) as con:
+        fake_models(con)
+        for ledger in (one, server):
+            first = build_scope.plan(con, [], ledger)
+            assert first.select is None and first.why == "no earlier build recorded"
+            build_scope.record(con, first, ledger)
+        con.execute("insert into raw.questions values (1, 'q.jsonl', 1, 'q-1', 'glp1', 'case-1', 'sha', '{}', now())")
+        scope = build_scope.plan(con, [], one)
+        assert scope.select == ["source:raw.questions+", "dim_build"]
+        build_scope.record(con, scope, one)
+        assert build_scope.plan(con, [], one).select == []
+        assert build_scope.plan(con, [], server).select == ["source:raw.questions+", "dim_build"]   # not yet built there
+        assert build_scope.plan(con, []).select is None          # nor is DuckDB's ledger touched
+        assert con.execute("select count(*) from raw.spark_builds").fetchone() == (3,)
+
+    class Catalog:                # a session's `show tables in SCHEMA`
+        def __init__(self, tables):
+            self.tables = tables
+
+        def sql(self, statement):
+            schema = statement.split("`")[1]
+            if schema not in {s for s, _ in self.tables}:
+                raise RuntimeError(f"[SCHEMA_NOT_FOUND] The schema `{schema}` cannot be found.")
+            rows = [type("Row", (), {"tableName": t}) for s, t in self.tables if s == schema]
+            return type("Frame", (), {"collect": lambda _: rows})()
+
+    manifest = tmp_path / "target" / "manifest.json"
+    monkeypatch.setenv("DBT_TARGET_PATH", str(manifest.parent))
+    monkeypatch.setenv("HINDSIGHT_SPARK_SCOPE", "source:raw.questions+ dim_build")
+    args = ["build", "--target", "spark"]
+    assert dbt_on_spark.scoped(args, Catalog(set())) == args                   # no manifest yet: everything
+    manifest.parent.mkdir()
+    node = {"resource_type": "model", "config": {"materialized": "table"}}
+    manifest.write_text(json.dumps({"nodes": {
+        "model.h.a": {**node, "schema": "main", "alias": "agg_metrics"},
+        "model.h.b": {**node, "schema": "intermediate", "alias": "int_answers_scored"},
+        "model.h.e": {**node, "schema": "intermediate", "alias": "ephemeral_one", "config": {"materialized": "ephemeral"}},
+        "test.h.t": {"resource_type": "test", "schema": "main", "alias": "a_test", "config": {}}}}))
+    assert dbt_on_spark.missing_models(Catalog({("main", "agg_metrics")}), manifest) == ["intermediate.int_answers_scored"]
+    assert dbt_on_spark.scoped(args, Catalog({("main", "agg_metrics")})) == args
+    whole = Catalog({("main", "agg_metrics"), ("intermediate", "int_answers_scored")})
+    assert dbt_on_spark.scoped(args, whole) == [*args, "--select", "source:raw.questions+", "dim_build",
+                                                 "--exclude-resource-type", "unit_test"]
+    monkeypatch.setenv("HINDSIGHT_SPARK_SCOPE", "")
+    assert dbt_on_spark.scoped(args, whole) == args

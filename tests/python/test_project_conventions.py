@@ -30,8 +30,8 @@ ALLOWED = {
     "publish": {"core", "stats", "publish", "serve"},   # readers read the published snapshot
     "serve": {"core", "serve"},      # snapshots of the marts, and dbt's plugin that publishes them
     "demo": {"core", "load", "llm", "stats", "publish", "demo", "build", "status"},
-    "spark": {"core", "stats", "publish", "spark", "dbt_process"},   # exports the landing zone, runs dbt on Spark (guarded
-                                                                     # like the DuckDB child) and the estimators on its executors
+    # exports the landing zone, plans and runs dbt on Spark as the DuckDB build does, the estimators on its executors
+    "spark": {"core", "stats", "publish", "spark", "build", "dbt_process"},
     "build": {"core", "dbt_process", "serve"},
     "dbt_process": {"core"},        # the dbt child of `hindsight build`
     "status": {"core", "load", "serve"},

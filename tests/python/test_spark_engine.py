@@ -128,6 +128,12 @@ def partition_files(server, table: str) -> dict[str, set[tuple[str, int]]]:
             for part in sorted(folder.glob("model=*"))}
 
 
+def table_files(server, table: str) -> set[tuple[str, int]]:
+    schema, name = table.split(".")
+    return {(str(f.relative_to(server.folder)), f.stat().st_mtime_ns)
+            for f in (server.folder / "warehouse" / f"{schema}.db" / name).rglob("*.parquet")}
+
+
 def test_the_demo_builds_on_spark_equal_to_duckdb_and_an_appended_model_rewrites_only_its_partitions(
         demo_warehouse, server, tmp_path):
     db = new_warehouse(tmp_path / "demo")
@@ -149,12 +155,17 @@ def test_the_demo_builds_on_spark_equal_to_duckdb_and_an_appended_model_rewrites
     assert set(spark["agg_metrics"]["ci_method"]) == {"bca"}
     before = {table: partition_files(server, table) for table in PARTITIONED}
     assert all(len(parts) == 4 for parts in before.values()), {t: list(p) for t, p in before.items()}
+    audit = table_files(server, "main.agg_hb_audit_rows")
+    assert audit
 
     # a fifth model answers the demo's questions: only its partitions are written
     hindsight(db, "answer", "--model", "sim:hindsight@0.45", "--concurrency", "4")
     hindsight(db, "build", *bca, *NO_TESTS)
     again = spark_build(db, server, *bca, *NO_TESTS)
     assert "landing zone" in again.stderr and " 0 load partitions" not in again.stderr     # the new answers' load
+    # planned as a DuckDB build: what the new answers touch, not the HindsightBench audit
+    assert "loaded since the last build: " in again.stderr and "refreshing what depends on it on Spark" in again.stderr
+    assert table_files(server, "main.agg_hb_audit_rows") == audit
     for table in PARTITIONED:
         after = partition_files(server, table)
         assert set(after) == set(before[table]) | {"model=sim%3Ahindsight@0.45"}, table
