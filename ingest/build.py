@@ -12,10 +12,11 @@ models import, the dbt and DuckDB versions, and the build's own arguments) and a
 raw table (its row count and the order-free sum of its rows' hashes, so an update in place
 counts too). The next `hindsight build` with the same fingerprint runs dbt only on what lies
 downstream of the raw tables whose signature changed (`--select source:raw.T+`: their models and
-data tests; not the unit tests, which check the unchanged code on fixed rows) and on dim_build;
-nothing changed, nothing runs. Another fingerprint, a missing model relation, an explicit selection,
-`--all` or no record builds everything. Within a selection the incremental models still decide
-which rows to recompute; tests/python/test_refresh.py checks that the marts equal a build from
+data tests) and on dim_build;
+nothing changed, nothing runs. Another fingerprint, a missing model relation, `--all` or no record
+builds everything; an explicit selection runs as given. Neither a refresh nor a full build runs the
+unit tests or the `equivalence` checks, which test the code, not the data (CODE_CHECKS; the test
+suite runs them). Within a selection the incremental models still decide which rows to recompute; tests/python/test_refresh.py checks that the marts equal a build from
 scratch.
 """
 from __future__ import annotations
@@ -52,7 +53,9 @@ INCREMENTAL_FACTS = {("intermediate", "int_answer_pairs"): ["full_response_key"]
                      ("intermediate", "int_metric_case_sums"): ["keyed_by"], ("intermediate", "int_metric_estimates"): ["scored_through"],
                      ("intermediate", "int_metric_estimates_by_eval_target"): ["scored_through"],
                      ("main", "agg_answer_provenance"): ["scored_through"], ("main", "agg_answer_completion"): ["n_context_overflow"],
-                     ("intermediate", "int_answer_texts_normalised"): ["texts_fingerprint"]}
+                     ("intermediate", "int_answer_texts_normalised"): ["texts_fingerprint"],
+                     ("intermediate", "int_hb_reply_parses"): ["input_fingerprint"],
+                     ("intermediate", "int_hb_audit_estimates"): ["input_fingerprint"]}
 
 
 def needs_full_refresh(con) -> list[str]:
@@ -95,6 +98,9 @@ def duckdb_ledger() -> Ledger:
 # arguments that pick the nodes themselves (the build is then partial: nothing is recorded)
 SELECTING = {"--select", "-s", "--selector", "--models", "-m", "--resource-type", "--resource-types", "--inline"}
 EVERYTHING = "--all"
+# the unit tests and the `equivalence` checks test the code, not the data: `make test` and CI run
+# them (`--select resource_type:unit_test tag:equivalence`), a refresh does not (selectors.yml)
+CODE_CHECKS = ["--exclude-resource-type", "unit_test", "--exclude", "tag:equivalence"]
 
 
 @dataclass
@@ -242,12 +248,12 @@ def build(db: Path | None = None, extra: list[str] | None = None) -> bool:
         if scope.select is not None:
             print(f"hindsight: {scope.why}; refreshing what depends on it (`hindsight build --all` builds everything)",
                   file=sys.stderr)
-            # unit tests check the models' code on fixed rows: the code is the reference build's, so they
-            # passed then and cannot fail now
-            dbt_args = dbt_args + ["--select", *scope.select, "--exclude-resource-type", "unit_test"]
+            dbt_args = dbt_args + ["--select", *scope.select]
         else:
             print(f"hindsight: building everything ({scope.why})" if scope.record else f"hindsight: building {scope.why}",
                   file=sys.stderr)
+        if scope.record:
+            dbt_args = dbt_args + CODE_CHECKS
         ok = dbt.build(["build", *dbt_args])
     if ok and scope.record:
         with connect(db) as con:

@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ingest.build import EVERYTHING, PROJECT_INPUTS, Ledger, plan, record
+from ingest.build import CODE_CHECKS, EVERYTHING, PROJECT_INPUTS, Ledger, plan, record
 from ingest.db import PROJECT_DIR, connect, warehouse_path
 from ingest.errors import InputError
 from ingest.publish.landing import default_landing, export_raw
@@ -82,7 +82,7 @@ def build_on_spark(args: list[str], db: Path | None = None, landing: Path | None
     # dbt in a process of its own that registers the table functions first (ingest/spark/dbt_on_spark.py)
     command = [sys.executable, "-m", "ingest.spark.dbt_on_spark", "build", "--project-dir", str(PROJECT_DIR),
                "--profiles-dir", str(PROJECT_DIR), "--target", target,
-               *(a for a in args if a != EVERYTHING)]
+               *(a for a in args if a != EVERYTHING), *(CODE_CHECKS if scope.record else [])]
     print(f"hindsight: building the marts on Spark (target {target})", file=sys.stderr)
     ok = subprocess.run(command, env=env, cwd=PROJECT_DIR).returncode == 0
     if ok and scope.record:

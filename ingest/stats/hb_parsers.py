@@ -78,16 +78,25 @@ def parse_sketches(text: str, version: str = NEWEST_PARSER) -> SketchParse:
     """One arm reply read by parser `version` (v1 | v2)."""
     if version not in PARSER_VERSIONS:
         raise ValueError(f"unknown sketch parser {version!r}: use one of {', '.join(PARSER_VERSIONS)}")
+    return parse_sketches_by_version(text)[PARSER_VERSIONS.index(version)]
+
+
+def parse_sketches_by_version(text: str) -> tuple[SketchParse, ...]:
+    """One arm reply read by every parser version (PARSER_VERSIONS' order), extracted and decoded
+    once: v2 differs from v1 only where v1 cannot decode."""
     candidate = extract_sketch_json(text)
     try:
-        value = json.loads(candidate)
+        v1 = _read(json.loads(candidate))
     except json.JSONDecodeError as error:
-        if version == "v1":
-            return SketchParse("parse_error", 0, 0, "", str(error))
+        v1 = SketchParse("parse_error", 0, 0, "", str(error))
         try:
-            value = json.loads(TRAILING_COMMA.sub(r"\1", candidate))
+            return v1, _read(json.loads(TRAILING_COMMA.sub(r"\1", candidate)))
         except json.JSONDecodeError as error2:
-            return SketchParse("parse_error", 0, 0, "", str(error2))
+            return v1, SketchParse("parse_error", 0, 0, "", str(error2))
+    return v1, v1
+
+
+def _read(value) -> SketchParse:
     if not isinstance(value, list):
         return SketchParse("parse_error", 0, 0, "", "response is not a JSON array")
     valid = [item["direction"] for item in value if _valid(item)]

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Callable
 
+import numpy as np
 import pandas as pd
 
 from ingest.stats.hb_audit import AuditParams, audit_estimates
-from ingest.stats.hb_parsers import PARSER_VERSIONS, parse_lap, parse_rec, parse_sketches
+from ingest.stats.hb_parsers import PARSER_VERSIONS, parse_lap, parse_rec, parse_sketches_by_version
 from ingest.stats.hb_robustness import (Lexicon, fingerprint, lap_sensitivity, per_model_fingerprints, serving_verdict,
                                         transcript_audit, window_perturbation)
 
@@ -32,38 +33,61 @@ def _stamped(out: pd.DataFrame, fingerprints: dict[str, str]) -> pd.DataFrame:
     return out
 
 
-def hb_reply_parses(frames: Frames, parameters: dict) -> pd.DataFrame:
-    """int_hb_reply_parses: every reply (frame `replies`) x sketch parser version; truncated replies kept, unparsed."""
-    rows = []
-    for reply in frames["replies"].itertuples(index=False):
-        text = reply.reply_text or ""
-        truncated = bool(reply.is_truncated)
-        base = {"model_key": reply.model_key, "source": reply.source, "kind": reply.kind, "arm": reply.arm,
-                "decision_date": reply.decision_date, "replicate": reply.replicate, "sample": reply.sample,
-                "request_id": reply.request_id, "is_truncated": truncated,
-                "probe_set": reply.probe_set, "temperature": reply.temperature}
-        rec = parse_rec(text) if reply.kind == "rec" and not truncated else None
-        lap = (parse_lap(text), parse_lap(text, "strict")) if reply.kind == "lap" and not truncated else (None, None)
-        for version in PARSER_VERSIONS:
-            parsed = parse_sketches(text, version) if reply.kind == "arm" and not truncated else None
-            status = "truncated" if truncated else (parsed.status if parsed else "ok")
-            rows.append({**base, "parser_version": version, "parse_status": status,
-                         "valid_count": parsed.valid_count if parsed else None,
-                         "invalid_count": parsed.invalid_count if parsed else None,
-                         "directions": parsed.directions if parsed else None,
-                         "estimated_date": rec, "lap_answer": lap[0], "lap_answer_strict": lap[1]})
-    columns = ["model_key", "source", "kind", "arm", "decision_date", "replicate", "sample", "request_id",
-               "is_truncated", "probe_set", "temperature", "parser_version", "parse_status", "valid_count", "invalid_count",
-               "directions", "estimated_date", "lap_answer", "lap_answer_strict"]
+REPLY_KEYS = ["model_key", "source", "kind", "arm", "decision_date", "replicate", "sample", "request_id",
+              "is_truncated", "probe_set", "temperature"]
+
+
+def hb_reply_parses(frames: Frames, parameters: dict, todo: Todo = every_model) -> pd.DataFrame:
+    """int_hb_reply_parses: every reply (frame `replies`) x sketch parser version; truncated replies kept,
+    unparsed. Built column by column: one parse of a reply serves every version. A model's digest is
+    its replies and the parser versions: a new version parses every reply again."""
+    replies = frames["replies"]
+    fingerprints = per_model_fingerprints(replies, sorted(replies["model_key"].unique()), PARSER_VERSIONS)
+    replies = replies[replies["model_key"].isin(todo(fingerprints))]
+    n, versions = len(replies), len(PARSER_VERSIONS)
+    parsed = {c: [] for c in ("parse_status", "valid_count", "invalid_count", "directions")}
+    rec, lap, lap_strict = [None] * n, [None] * n, [None] * n
+    texts, kinds = replies["reply_text"].fillna("").tolist(), replies["kind"].tolist()
+    truncated = replies["is_truncated"].fillna(False).astype(bool).tolist()
+    for i, (text, kind, cut) in enumerate(zip(texts, kinds, truncated)):
+        sketches = parse_sketches_by_version(text) if kind == "arm" and not cut else (None,) * versions
+        for one in sketches:
+            parsed["parse_status"].append("truncated" if cut else (one.status if one else "ok"))
+            parsed["valid_count"].append(one.valid_count if one else None)
+            parsed["invalid_count"].append(one.invalid_count if one else None)
+            parsed["directions"].append(one.directions if one else None)
+        if not cut:
+            if kind == "rec":
+                rec[i] = parse_rec(text)
+            elif kind == "lap":
+                lap[i], lap_strict[i] = parse_lap(text), parse_lap(text, "strict")
+    columns = {key: np.repeat(replies[key].to_numpy(object) if key != "is_truncated" else np.array(truncated), versions)
+               for key in REPLY_KEYS}
+    columns["parser_version"] = np.tile(np.array(PARSER_VERSIONS, dtype=object), n)
+    columns.update(parsed)
+    for name, values in (("estimated_date", rec), ("lap_answer", lap), ("lap_answer_strict", lap_strict)):
+        columns[name] = np.repeat(np.array(values, dtype=object), versions)
     # typed even when empty (a warehouse without replies), so the marts' contracts hold
     types = {"replicate": "Int32", "sample": "Int32", "temperature": "float64", "valid_count": "Int32",
              "invalid_count": "Int32", "is_truncated": "boolean"}
-    return pd.DataFrame(rows, columns=columns).astype({c: types.get(c, "string") for c in columns})
+    names = [*REPLY_KEYS, "parser_version", "parse_status", "valid_count", "invalid_count", "directions",
+             "estimated_date", "lap_answer", "lap_answer_strict"]
+    out = pd.DataFrame({c: columns[c] for c in names}, columns=names).astype({c: types.get(c, "string") for c in names})
+    return _stamped(out, fingerprints)
 
 
-def hb_audit_estimates(frames: Frames, parameters: dict) -> pd.DataFrame:
-    """int_hb_audit_estimates: the E1-E3 CIs, delta and the LAP chance test (frames counts, dates, lap)."""
-    return audit_estimates(frames["counts"], frames["dates"], frames["lap"], AuditParams.from_vars(parameters.get))
+def hb_audit_estimates(frames: Frames, parameters: dict, todo: Todo = every_model) -> pd.DataFrame:
+    """int_hb_audit_estimates: the E1-E3 CIs, delta and the LAP chance test (frames counts, dates, lap).
+    Each model's row depends on its own counts and LAP, the dates and the protocol (a fresh generator
+    per model), so a model is computed alone."""
+    params = AuditParams.from_vars(parameters.get)
+    counts, dates, lap = frames["counts"], frames["dates"], frames["lap"]
+    per_lap = dict(tuple(lap.groupby("model_key", sort=False))) if len(lap) else {}
+    fingerprints = {key: fingerprint(per_lap.get(key, lap.iloc[0:0]), value) for key, value in
+                    per_model_fingerprints(counts, sorted(counts["model_key"].unique()), fingerprint(dates), params).items()}
+    chosen = todo(fingerprints)
+    out = audit_estimates(counts[counts["model_key"].isin(chosen)], dates, lap[lap["model_key"].isin(chosen)], params)
+    return _stamped(out, fingerprints)
 
 
 def hb_window_perturbation(frames: Frames, parameters: dict, todo: Todo = every_model) -> pd.DataFrame:

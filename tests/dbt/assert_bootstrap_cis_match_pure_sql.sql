@@ -5,6 +5,9 @@
 -- the interval check holds for ci_method percentile (the other methods are checked in
 -- tests/python/test_intervals.py from the same replicates). With no such cohort nothing is drawn (the
 -- view of the draws would make every replicate of the large cohorts only to filter them out).
+-- Two implementations of one computation agreeing is a check of the code, not of the data: tagged
+-- `equivalence`, it runs in the test suite and CI, not in refreshes (selectors.yml, ingest/build.py).
+{{ config(tags=['equivalence']) }}
 {%- set any_small = true %}
 {%- if execute and load_relation(ref('int_bootstrap_cases')) is not none %}
     {%- set found = run_query("select count(*) from (select cohort from " ~ ref('int_bootstrap_cases')

@@ -86,7 +86,7 @@ def test_a_large_warehouse_builds_one_node_at_a_time_unless_told(tmp_path, monke
         assert build_scope.node_threads(con, ["--threads", "2"]) == [] and build_scope.node_threads(con, ["--threads=4"]) == []
 
 
-def test_a_build_of_what_was_loaded_keeps_your_arguments_and_leaves_the_unit_tests_out(tmp_path, monkeypatch):
+def test_a_build_keeps_your_arguments_and_leaves_the_code_checks_to_the_test_suite(tmp_path, monkeypatch):
     db = new_warehouse(tmp_path)
     calls = []
 
@@ -111,10 +111,14 @@ def test_a_build_of_what_was_loaded_keeps_your_arguments_and_leaves_the_unit_tes
         con.execute("insert into raw.questions values (1, 'q.jsonl', 1, 'q-1', 'glp1', 'case-1', 'sha', '{}', now())")
     assert build_scope.build(db, ["--exclude", "some_test"])                 # what was loaded
     everything, loaded = calls
-    assert everything == ["build", "--exclude", "some_test"]
+    # neither runs the unit tests nor the equivalence checks: they test the code, and `make test` runs them
+    assert everything == ["build", "--exclude", "some_test", "--exclude-resource-type", "unit_test", "--exclude", "tag:equivalence"]
     assert loaded[:3] == ["build", "--exclude", "some_test"]
     assert loaded[loaded.index("--select") + 1:loaded.index("--exclude-resource-type")] == ["source:raw.questions+", "dim_build"]
-    assert loaded[-2:] == ["--exclude-resource-type", "unit_test"]
+    assert loaded[-4:] == ["--exclude-resource-type", "unit_test", "--exclude", "tag:equivalence"]
+    # your own selection runs as you gave it, the code checks included
+    assert build_scope.build(db, ["--select", "resource_type:unit_test", "tag:equivalence"])
+    assert calls[-1] == ["build", "--select", "resource_type:unit_test", "tag:equivalence"]
 
 
 def test_a_spark_catalog_has_its_own_ledger_and_a_catalog_missing_a_model_builds_everything(tmp_path, monkeypatch):
@@ -171,7 +175,6 @@ def test_a_spark_catalog_has_its_own_ledger_and_a_catalog_missing_a_model_builds
     assert dbt_on_spark.missing_models(Catalog({("main", "agg_metrics")}), manifest) == ["intermediate.int_answers_scored"]
     assert dbt_on_spark.scoped(args, Catalog({("main", "agg_metrics")})) == args
     whole = Catalog({("main", "agg_metrics"), ("intermediate", "int_answers_scored")})
-    assert dbt_on_spark.scoped(args, whole) == [*args, "--select", "source:raw.questions+", "dim_build",
-                                                 "--exclude-resource-type", "unit_test"]
+    assert dbt_on_spark.scoped(args, whole) == [*args, "--select", "source:raw.questions+", "dim_build"]
     monkeypatch.setenv("HINDSIGHT_SPARK_SCOPE", "")
     assert dbt_on_spark.scoped(args, whole) == args

@@ -10,7 +10,7 @@ from datetime import datetime
 import duckdb
 import pytest
 
-from conftest import PROJECT, assert_dbt_passed, cli_env, hindsight, new_warehouse, query, scalar
+from conftest import PROJECT, assert_dbt_passed, cli_env, dbt_results, hindsight, new_warehouse, query, scalar
 from ingest.publish.marts import public_marts
 
 pytestmark = pytest.mark.slow
@@ -113,6 +113,34 @@ def test_plain_dbt_build_in_the_project_root_uses_hindsight_db(demo_warehouse, t
                           env=cli_env(db))
     assert done.returncode == 0, done.stdout[-3000:]
     assert scalar(db, "select count(*) from dim_cases") == 8
+
+
+def test_the_code_checks_run_when_selected_and_never_in_a_refresh(demo_warehouse, tmp_path):
+    """Unit tests and `equivalence` checks test the code: a plain `dbt build` leaves them out
+    (selectors.yml's default), as `hindsight build` does (test_build_scope.py); selected, they all
+    run and pass on the demo."""
+    source, _, _ = demo_warehouse
+    db = tmp_path / "checks.duckdb"
+    db.write_bytes(source.read_bytes())
+    dbt = os.path.join(os.path.dirname(sys.executable), "dbt")
+
+    def listed(*args):
+        done = subprocess.run([dbt, "ls", "-q", "--output", "json", "--output-keys", "resource_type name tags", *args],
+                              cwd=PROJECT, capture_output=True, text=True, env=cli_env(db))
+        assert done.returncode == 0, done.stdout[-3000:]
+        return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+    refresh = listed()
+    assert {n["resource_type"] for n in refresh} >= {"model", "seed", "test"}
+    assert not [n for n in refresh if n["resource_type"] == "unit_test" or "equivalence" in n.get("tags", [])]
+    checks = listed("--select", "resource_type:unit_test", "tag:equivalence")
+    assert sum(n["resource_type"] == "unit_test" for n in checks) >= 20
+    assert [n["name"] for n in checks if n["resource_type"] != "unit_test"] == ["assert_bootstrap_cis_match_pure_sql"]
+
+    hindsight(db, "build", "--select", "resource_type:unit_test", "tag:equivalence")
+    assert_dbt_passed(db)
+    ran = {r["unique_id"].split(".")[-1] for r in dbt_results(db)}
+    assert ran >= {n["name"] for n in checks} and len(dbt_results(db)) == len(checks)
 
 
 def test_demo_answers_are_scored_and_the_table_is_printed(demo_warehouse):

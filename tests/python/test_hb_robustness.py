@@ -195,11 +195,25 @@ def test_an_appended_model_is_computed_alone_and_equals_its_source(release, tmp_
     (clone / "hindsight" / "outputs" / "bench").mkdir(parents=True)
     (clone / "macrochain").symlink_to(root / "macrochain")
     os.symlink(root / "hindsight" / "outputs" / "bench" / "gpt-5.4-mini", clone / "hindsight" / "outputs" / "bench" / "mini-again")
-    before = dict(query(copy, "select model_key, max(computed_at) from intermediate.int_hb_window_perturbation group by 1"))
+    incremental = ("int_hb_window_perturbation", "int_hb_audit_estimates", "int_hb_reply_parses")
+
+    def computed():
+        return {table: dict(query(copy, f"select model_key, max(computed_at) from intermediate.{table} group by 1"))
+                for table in incremental}
+
+    before = computed()
     hindsight(copy, "load", "hindsightbench", clone)
     hindsight(copy, "build")
-    after = dict(query(copy, "select model_key, max(computed_at) from intermediate.int_hb_window_perturbation group by 1"))
-    assert {k: v for k, v in after.items() if k != "mini-again"} == before and after["mini-again"] > max(before.values())
+    after = computed()
+    for table in incremental:
+        assert {k: v for k, v in after[table].items() if k != "mini-again"} == before[table], table
+        if "gpt-5.4-mini" in before[table]:
+            assert after[table]["mini-again"] > max(before[table].values()), table
+    assert len(before["int_hb_audit_estimates"]) >= 4
+    estimates = [r[0] for r in query(copy, "select column_name from information_schema.columns where table_name = "
+                                           "'int_hb_audit_estimates' and column_name not in ('model_key', 'input_fingerprint', 'computed_at')")]
+    row = f"select {', '.join(estimates)} from intermediate.int_hb_audit_estimates where model_key = ?"
+    assert query(copy, row, ["gpt-5.4-mini"]) == query(copy, row, ["mini-again"])
     for mart, keys in (("agg_hb_window_perturbation", "perturbation, endpoint"), ("agg_hb_transcript_audit", "arm")):
         columns = [r[0] for r in query(copy, f"select column_name from information_schema.columns where table_name = '{mart}' "
                                              "and column_name not in ('model_key', 'row_version')")]

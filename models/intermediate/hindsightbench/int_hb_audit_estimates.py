@@ -1,11 +1,12 @@
 """One row per HindsightBench model: the E1-E3 bootstrap CIs, delta and the LAP recall chance test
 of ingest/stats/hb_audit.py (through ingest/stats/hb_steps.py, which Spark runs too), with the
-protocol vars as config."""
+protocol vars as config. Incremental by model: a build computes the models whose inputs changed."""
+from ingest.stats.hb_robustness import models_to_compute
 from ingest.stats.hb_steps import hb_audit_estimates
 
 
 def model(dbt, session):
-    dbt.config(materialized="table")
+    dbt.config(materialized="incremental", incremental_strategy="delete+insert", unique_key="model_key")
     # dbt hands a Python model only the config keys its code names literally
     protocol = {
         "hb_bootstrap_replicates": dbt.config.get("hb_bootstrap_replicates"),
@@ -20,4 +21,4 @@ def model(dbt, session):
     }
     frames = {"counts": dbt.ref("int_hb_sketch_counts").df(), "dates": dbt.ref("int_hb_dates").df(),
               "lap": dbt.ref("int_hb_lap_by_date").df()}
-    return hb_audit_estimates(frames, protocol)
+    return hb_audit_estimates(frames, protocol, lambda fingerprints: models_to_compute(dbt, session, fingerprints))
