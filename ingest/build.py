@@ -99,7 +99,7 @@ def duckdb_ledger() -> Ledger:
 SELECTING = {"--select", "-s", "--selector", "--models", "-m", "--resource-type", "--resource-types", "--inline"}
 EVERYTHING = "--all"
 # the unit tests and the `equivalence` checks test the code, not the data: `make test` and CI run
-# them (`--select resource_type:unit_test tag:equivalence`), a refresh does not (selectors.yml)
+# them (`dbt test --select resource_type:unit_test tag:equivalence`), a refresh does not (selectors.yml)
 CODE_CHECKS = ["--exclude-resource-type", "unit_test", "--exclude", "tag:equivalence"]
 
 

@@ -116,9 +116,9 @@ def test_a_build_keeps_your_arguments_and_leaves_the_code_checks_to_the_test_sui
     assert loaded[:3] == ["build", "--exclude", "some_test"]
     assert loaded[loaded.index("--select") + 1:loaded.index("--exclude-resource-type")] == ["source:raw.questions+", "dim_build"]
     assert loaded[-4:] == ["--exclude-resource-type", "unit_test", "--exclude", "tag:equivalence"]
-    # your own selection runs as you gave it, the code checks included
-    assert build_scope.build(db, ["--select", "resource_type:unit_test", "tag:equivalence"])
-    assert calls[-1] == ["build", "--select", "resource_type:unit_test", "tag:equivalence"]
+    # your own selection runs as you gave it: every node, the code checks included
+    assert build_scope.build(db, ["--select", "fqn:*"])
+    assert calls[-1] == ["build", "--select", "fqn:*"]
 
 
 def test_a_spark_catalog_has_its_own_ledger_and_a_catalog_missing_a_model_builds_everything(tmp_path, monkeypatch):
