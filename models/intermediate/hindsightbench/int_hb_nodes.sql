@@ -101,22 +101,33 @@ nodes as (
         on calm_anchors.anchor_index = {{ int_div('post_dates.post_index', 2) }} % (select count(*) from calm_anchors)
 ),
 
-trading_days as (
-    select
-        nodes.decision_date,
-        spx.trading_date,
-        row_number() over (partition by nodes.decision_date order by spx.trading_date) as session_number
+-- the trading days numbered once; a node's sessions are counted from its first trading day on or
+-- after it (numbering the days again per node was a window over nodes x days: 7 s for 240 nodes)
+spx as (
+    select trading_date, row_number() over (order by trading_date) as trading_index
+    from {{ ref('stg_raw__hb_spx') }}
+),
+
+trading_days_count as (
+    select count(*) as n_days from spx
+),
+
+first_sessions as (
+    select nodes.decision_date, min(spx.trading_index) as first_index
     from nodes
-    left join {{ ref('stg_raw__hb_spx') }} as spx on spx.trading_date >= nodes.decision_date
+    left join spx on spx.trading_date >= nodes.decision_date
+    group by nodes.decision_date
 ),
 
 sessions as (
     select
-        decision_date,
-        count(trading_date) as sessions_on_or_after,
-        max(case when session_number = {{ var('hb_lap_sessions') }} + 1 then trading_date end) as session_end
-    from trading_days
-    group by decision_date
+        first_sessions.decision_date,
+        coalesce(trading_days_count.n_days - first_sessions.first_index + 1, 0) as sessions_on_or_after,
+        session_end.trading_date as session_end
+    from first_sessions
+    cross join trading_days_count
+    left join spx as session_end
+        on session_end.trading_index = first_sessions.first_index + {{ var('hb_lap_sessions') }}
 ),
 
 final as (
