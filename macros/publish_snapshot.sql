@@ -2,20 +2,100 @@
    explains the design). A run publishes when nothing in it failed and it rebuilt dim_build, whose
    dbt_invocation_id names the snapshot, so a reader asks dim_build which build it sees (`hindsight build`
    always rebuilds it; a `dbt run --select` without it publishes nothing and says so). `dbt run-operation
-   publish_snapshot` (`hindsight publish`) publishes the warehouse as it stands. #}
+   publish_snapshot` (`hindsight publish`) publishes the warehouse as it stands.
+
+   A snapshot writes only the marts the run could have changed, and takes the others from the snapshot
+   before it (a hard link on DuckDB, the same table on Spark): an append that touches a few marts does
+   not copy `fct_answers` again. A mart could have changed when it, or a model, seed or snapshot
+   upstream of it, ran in this run (unchanged_marts). A run that began and did not publish (it failed,
+   was killed, or publishing was off) leaves its mark (mark_unpublished_run), and the next publish
+   then writes every mart. #}
 {% macro publish_snapshot(results=none) -%}
     {%- if execute -%}
         {%- set refusal = publish_snapshot_refusal(results) -%}
         {%- if refusal -%}
             {{- log('hindsight: no snapshot published: ' ~ refusal, info=true) -}}
         {%- else -%}
-            {%- do adapter.dispatch('publish_snapshot')(public_mart_relations()) -%}
+            {%- set marts = public_mart_relations() -%}
+            {%- set unchanged = [] if results is none or unpublished_run_before() else unchanged_marts(results) -%}
+            {%- do adapter.dispatch('publish_snapshot')(marts, unchanged) -%}
+            {%- do run_query('drop table if exists ' ~ unpublished_run_table()) -%}
         {%- endif -%}
     {%- endif -%}
     {{- return('') -}}
 {%- endmacro %}
 
-{% macro default__publish_snapshot(marts) -%}
+{# on-run-start: a run that may change marts marks itself unpublished until it publishes; the mark
+   of an earlier run that never published stays, so that the next publish writes every mart #}
+{% macro mark_unpublished_run() -%}
+    {%- if execute and flags.WHICH in ('build', 'run', 'seed') -%}
+        {%- do run_query('create schema if not exists ' ~ unpublished_run_table().split('.')[0]) -%}
+        {%- do run_query(adapter.dispatch('create_table_if_missing')(unpublished_run_table(),
+                                                                     "select '" ~ invocation_id ~ "' as invocation_id")) -%}
+    {%- endif -%}
+    {{- return('') -}}
+{%- endmacro %}
+
+{% macro unpublished_run_table() -%}
+    {{- return('hindsight_publish.unpublished_run') -}}
+{%- endmacro %}
+
+{% macro default__create_table_if_missing(name, sql) -%}
+    create table if not exists {{ name }} as {{ sql }}
+{%- endmacro %}
+
+{% macro spark__create_table_if_missing(name, sql) -%}
+    create table if not exists {{ name }} using parquet as {{ sql }}
+{%- endmacro %}
+
+{# True when a run other than this one began and did not publish, or when no mark says otherwise #}
+{% macro unpublished_run_before() -%}
+    {%- set name = unpublished_run_table() -%}
+    {%- if not adapter.dispatch('table_exists')(name.split('.')[0], name.split('.')[1]) -%}
+        {{- return(true) -}}
+    {%- endif -%}
+    {%- set marks = run_query('select invocation_id from ' ~ name).columns[0].values() -%}
+    {{- return(marks | reject('equalto', invocation_id) | list | length > 0 or not marks) -}}
+{%- endmacro %}
+
+{% macro default__table_exists(schema, table) -%}
+    {{- return(run_query("select 1 from information_schema.tables where table_schema = '" ~ schema
+                         ~ "' and table_name = '" ~ table ~ "'").rows | length > 0) -}}
+{%- endmacro %}
+
+{% macro spark__table_exists(schema, table) -%}
+    {%- if not run_query("show databases like '" ~ schema ~ "'").rows -%}
+        {{- return(false) -}}
+    {%- endif -%}
+    {{- return(run_query("show tables in " ~ schema ~ " like '" ~ table ~ "'").rows | length > 0) -}}
+{%- endmacro %}
+
+{# The identifiers of the public marts that RESULTS' run cannot have changed: no model, seed or snapshot
+   upstream of them ran. (A view that reads a raw table is re-read in the snapshot when the staging view
+   between them runs, as it does in every build after a load: `hindsight build` selects what lies
+   downstream of the tables loaded.) #}
+{% macro unchanged_marts(results) -%}
+    {%- set ran = [] -%}
+    {%- for result in results if result.status == 'success' and result.node.resource_type in ('model', 'seed', 'snapshot') -%}
+        {%- do ran.append(result.node.unique_id) -%}
+    {%- endfor -%}
+    {%- set unchanged = [] -%}
+    {%- for mart in graph.nodes.values() | sort(attribute='name') if mart.resource_type == 'model' and mart.access == 'public' -%}
+        {#- upstream, breadth first: the loop also walks what is appended to it #}
+        {%- set upstream = [mart.unique_id] -%}
+        {%- for id in upstream if id in graph.nodes and id not in ran -%}
+            {%- for parent in graph.nodes[id].depends_on.nodes if parent not in upstream -%}
+                {%- do upstream.append(parent) -%}
+            {%- endfor -%}
+        {%- endfor -%}
+        {%- if not (upstream | select('in', ran) | list) -%}
+            {%- do unchanged.append(mart.alias) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{- return(unchanged) -}}
+{%- endmacro %}
+
+{% macro default__publish_snapshot(marts, unchanged) -%}
 {%- endmacro %}
 
 {# the reason a run publishes nothing, or '' when it publishes #}
@@ -52,7 +132,7 @@
     {{- return(relations) -}}
 {%- endmacro %}
 
-{% macro duckdb__publish_snapshot(marts) -%}
+{% macro duckdb__publish_snapshot(marts, unchanged) -%}
     {#- the marts' columns as the warehouse declares them: what the manifest records and the views cast to #}
     {%- set columns = run_query("select table_name, column_name, data_type from information_schema.columns where table_schema = 'main' and table_name in ('"
                                 ~ (marts | map(attribute='identifier') | join("', '")) ~ "') order by table_name, ordinal_position") -%}
@@ -76,41 +156,75 @@
         two threads at once, outgrew the memory limit at 100x the paper's cases #}
     {%- set threads = run_query("select current_setting('threads')").columns[0].values()[0] -%}
     {%- do run_query("set threads = 1") -%}
+    {%- set written = [] -%}
     {%- for mart in marts -%}
-        {#- named <mart>-<snapshot id>.parquet (ingest/serve/snapshots.py mart_file) #}
-        {%- do run_query("copy (select * from " ~ mart ~ ") to '" ~ staging ~ "/" ~ mart.identifier ~ "-" ~ snapshot_id
-                         ~ ".parquet' (format parquet, compression zstd)") -%}
+        {%- set mart_columns = rows | selectattr(0, 'equalto', mart.identifier) | list -%}
+        {%- if mart.identifier not in unchanged
+               or not run_query("select hindsight_snapshot_reuse('" ~ staging ~ "', '" ~ snapshot_id ~ "', '" ~ mart.identifier
+                                ~ "', '" ~ (tojson(mart_columns) | replace("'", "''")) ~ "')").columns[0].values()[0] -%}
+            {#- named <mart>-<snapshot id>.parquet (ingest/serve/snapshots.py mart_file) #}
+            {%- do run_query("copy (select * from " ~ mart ~ ") to '" ~ staging ~ "/" ~ mart.identifier ~ "-" ~ snapshot_id
+                             ~ ".parquet' (format parquet, compression zstd)") -%}
+            {%- do written.append(mart.identifier) -%}
+        {%- endif -%}
     {%- endfor -%}
     {%- do run_query("set threads = " ~ threads) -%}
     {%- set published = run_query("select hindsight_snapshot_commit('" ~ staging ~ "', '" ~ snapshot_id ~ "', '"
                                   ~ (tojson(rows) | replace("'", "''")) ~ "')").columns[0].values()[0] -%}
-    {{- log('hindsight: published snapshot ' ~ snapshot_id ~ ' of ' ~ (marts | length) ~ ' marts: ' ~ published, info=true) -}}
+    {{- log('hindsight: published snapshot ' ~ snapshot_id ~ ' of ' ~ (marts | length) ~ ' marts (' ~ (written | length)
+          ~ ' written, ' ~ (marts | length - written | length)
+          ~ ' as in the last snapshot): ' ~ published, info=true) -}}
     {{- return('') -}}
 {%- endmacro %}
 
 {# Spark: each snapshot is a database of its own (`snapshot_<build time>_<invocation id>`, tables copied
    from main), and readers query the views of the `serving` database, switched to the new snapshot's
    tables once every table is written: a view is replaced in one metastore operation, so each mart a
-   reader reads is one build's, whole, and a failed or killed build leaves the views as they were. The
-   newest HINDSIGHT_SNAPSHOT_KEEP snapshot databases (default 3) stay for queries in flight. #}
-{% macro spark__publish_snapshot(marts) -%}
+   reader reads is one build's, whole, and a failed or killed build leaves the views as they were. A
+   mart the run left unchanged keeps its view, over the snapshot database that holds it. The newest
+   HINDSIGHT_SNAPSHOT_KEEP snapshot databases (default 3), and every one a view still reads, stay. #}
+{% macro spark__publish_snapshot(marts, unchanged) -%}
     {%- set dim_build = marts | selectattr('identifier', 'equalto', 'dim_build') | first -%}
     {%- set snapshot_id = run_query('select dbt_invocation_id from ' ~ dim_build).columns[0].values()[0] -%}
     {%- set database = 'snapshot_' ~ run_started_at.strftime('%Y%m%d%H%M%S') ~ '_' ~ snapshot_id.replace('-', '_') -%}
+    {%- set existing = run_query("show databases like 'snapshot_*'").columns[0].values() | sort -%}
+    {%- set held = serving_view_databases(marts) -%}
+    {%- set copied = [] -%}
     {%- do run_query('drop database if exists ' ~ database ~ ' cascade') -%}
     {%- do run_query('create database ' ~ database) -%}
-    {%- for mart in marts -%}
+    {%- for mart in marts if not (mart.identifier in unchanged and held.get(mart.identifier) in existing) -%}
         {%- do run_query('create table ' ~ database ~ '.' ~ mart.identifier ~ ' using parquet as select * from ' ~ mart) -%}
+        {%- do copied.append(mart.identifier) -%}
     {%- endfor -%}
     {%- do run_query('create database if not exists serving') -%}
-    {%- for mart in marts -%}
-        {%- do run_query('create or replace view serving.' ~ mart.identifier ~ ' as select * from ' ~ database ~ '.' ~ mart.identifier) -%}
+    {%- for mart in copied -%}
+        {%- do run_query('create or replace view serving.' ~ mart ~ ' as select * from ' ~ database ~ '.' ~ mart) -%}
+        {%- do held.update({mart: database}) -%}
     {%- endfor -%}
     {%- set kept = env_var('HINDSIGHT_SNAPSHOT_KEEP', '3') | int -%}
-    {%- set existing = run_query("show databases like 'snapshot_*'").columns[0].values() | sort -%}
-    {%- for old in existing[:[0, (existing | length) - kept] | max] if old != database -%}
+    {%- set read = held.values() | list -%}
+    {%- for old in existing[:[0, (existing | length) - kept + 1] | max] if old != database and old not in read -%}
         {%- do run_query('drop database ' ~ old ~ ' cascade') -%}
     {%- endfor -%}
-    {{- log('hindsight: published snapshot ' ~ snapshot_id ~ ' of ' ~ (marts | length) ~ ' marts: views serving.<mart> over ' ~ database, info=true) -}}
+    {{- log('hindsight: published snapshot ' ~ snapshot_id ~ ' of ' ~ (marts | length) ~ ' marts (' ~ (copied | length)
+          ~ ' written, ' ~ (marts | length - copied | length)
+          ~ ' as in the last snapshot): views serving.<mart> over ' ~ database, info=true) -}}
     {{- return('') -}}
+{%- endmacro %}
+
+{# Per mart, the snapshot database its serving view reads now (none for a mart without a view) #}
+{% macro serving_view_databases(marts) -%}
+    {%- set held = {} -%}
+    {%- if not run_query("show databases like 'serving'").rows -%}
+        {{- return(held) -}}
+    {%- endif -%}
+    {%- set views = run_query('show views in serving').columns['viewName'].values() -%}
+    {%- for mart in marts if mart.identifier in views -%}
+        {%- set text = run_query('show create table serving.' ~ mart.identifier).columns[0].values()[0] -%}
+        {%- set found = modules.re.findall('(snapshot_[0-9a-z_]+)\\.' ~ mart.identifier, text) -%}
+        {%- if found -%}
+            {%- do held.update({mart.identifier: found[-1]}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{- return(held) -}}
 {%- endmacro %}

@@ -6,7 +6,8 @@
   fails with the message that names the holder, instead of DuckDB's bare lock error at once;
 - it gives dbt's connection the functions the on-run-end hook publishes a snapshot with
   (macros/publish_snapshot.sql; ingest/serve/snapshots.py): the hook writes the Parquet files through
-  dbt's own connection, these do the file-system steps.
+  dbt's own connection, these do the file-system steps (a mart
+  the run left unchanged is linked from the snapshot before).
 """
 from __future__ import annotations
 
@@ -39,5 +40,10 @@ class Plugin(BasePlugin):
         def commit(staging: str, snapshot_id: str, columns: str) -> str:
             return str(snapshots.commit(warehouse, Path(staging), snapshot_id, json.loads(columns)))
 
-        for name, function, arity in (("hindsight_snapshot_begin", begin, 1), ("hindsight_snapshot_commit", commit, 3)):
-            conn.create_function(name, function, ["VARCHAR"] * arity, "VARCHAR", side_effects=True)
+        def reuse(staging: str, snapshot_id: str, mart: str, columns: str) -> bool:
+            return snapshots.reuse(warehouse, Path(staging), snapshot_id, mart, json.loads(columns))
+
+        for name, function, arity, returns in (("hindsight_snapshot_begin", begin, 1, "VARCHAR"),
+                                               ("hindsight_snapshot_commit", commit, 3, "VARCHAR"),
+                                               ("hindsight_snapshot_reuse", reuse, 4, "BOOLEAN")):
+            conn.create_function(name, function, ["VARCHAR"] * arity, returns, side_effects=True)

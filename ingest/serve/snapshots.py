@@ -123,6 +123,21 @@ def begin(warehouse: Path, snapshot_id: str) -> str:
     return str(staging)
 
 
+def reuse(warehouse: Path, staging: Path, snapshot_id: str, mart: str, columns: list[list[str]]) -> bool:
+    """Give snapshot SNAPSHOT_ID, being staged, the current snapshot's file of MART (a hard link, the
+    same bytes) when that snapshot holds it with these COLUMNS ([mart, column, type] rows); False
+    when it does not, and the mart must be written."""
+    now = current(warehouse)
+    entry = now.manifest.get("marts", {}).get(mart) if now else None
+    if not entry or entry["columns"] != [[column, dtype] for _, column, dtype in columns]:
+        return False
+    try:
+        os.link(now.path / mart_file(mart, now.id), Path(staging) / mart_file(mart, snapshot_id))
+    except OSError:   # gone, or another file system: write it
+        return False
+    return True
+
+
 def commit(warehouse: Path, staging: Path, snapshot_id: str, columns: list[list[str]]) -> Path:
     """Make the staging folder snapshot SNAPSHOT_ID and the current one, then prune: COLUMNS are the
     marts' [mart, column, type] rows in column order, as the warehouse declares them."""

@@ -139,6 +139,37 @@ def test_readers_never_fail_nor_see_half_a_build_while_builds_run(demo_warehouse
     assert slow_record["ended"] - slow_record["started"] >= 25 and expected[published[1].id]["metrics"] == slow_record["result"]
 
 
+def snapshot_files(warehouse: Path) -> dict[str, int]:
+    """Per mart, the inode of its file in the current snapshot (a linked file keeps its inode)."""
+    now = snapshots.current(warehouse)
+    return {mart: (now.path / snapshots.mart_file(mart, now.id)).stat().st_ino for mart in now.manifest["marts"]}
+
+
+@pytest.mark.slow
+def test_a_snapshot_writes_the_marts_its_build_changed_and_links_the_others(demo_warehouse, tmp_path):
+    db = new_warehouse(tmp_path / "linked")
+    shutil.copy(demo_warehouse[0], db)
+    hindsight(db, "build")
+    first = snapshot_files(db)
+    assert len(first) == len(public_marts())
+    # a new model's answers: the clinical marts they reach are written, HindsightBench's are the same files
+    hindsight(db, "answer", "--model", "sim:noise@0.5", "--variant", "standard")
+    appended = hindsight(db, "build")
+    second = snapshot_files(db)
+    written = {mart for mart in second if second[mart] != first[mart]}
+    assert {"fct_answers", "agg_metrics", "dim_build"} <= written
+    assert not {mart for mart in written if mart.startswith(("agg_hb_", "fct_hb_"))}
+    assert f"({len(written)} written, {len(second) - len(written)} as in the last snapshot)" in appended.stdout + appended.stderr
+    assert_snapshot_equals_warehouse(db)
+    # a run that did not publish (publishing off, as after a failure or a kill): the next publish writes every mart
+    hindsight(db, "build", "--select", "agg_hb_audit_rows", env={"HINDSIGHT_PUBLISH": "off"})
+    hindsight(db, "answer", "--model", "sim:noise@0.35", "--variant", "standard")
+    hindsight(db, "build")
+    third = snapshot_files(db)
+    assert not {mart for mart in third if third[mart] == second[mart]}
+    assert_snapshot_equals_warehouse(db)
+
+
 def test_snapshots_are_immutable_current_switches_and_old_ones_go(tmp_path, monkeypatch):
     """The publishing steps alone: staging -> snapshot -> current, the serving views, retention, and a
     staging folder of a killed build swept away."""
