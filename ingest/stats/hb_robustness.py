@@ -24,6 +24,8 @@ import statistics
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ingest.stats.hb_audit import (AuditParams, delta_fit, delta_sample, draws_for, gap, paired_ci, r_signals, sample_at,
                                    window_table)
@@ -282,6 +284,14 @@ def lap_sensitivity(rep_counts: pd.DataFrame, counts: pd.DataFrame, dates: pd.Da
 
 # ---------------------------------------------------------------- transcript audit
 
+# Where RE2 (pyarrow's vectorised regex) and Python's re can part on a text or a pattern: a text
+# outside ASCII or with a space RE2's \s lacks (\v, \x1c-\x1f), a pattern outside ASCII or with `$`
+# (Python's also matches before a final newline), `{,n}` or `\Z`. There, and for a pattern RE2
+# refuses, the audit runs Python's re: the counts are re's, to the reply.
+_RE2_UNSAFE_TEXT = re.compile(r"[\v\x1c-\x1f]")
+_RE2_UNSAFE_PATTERN = re.compile(r"\$|\{,|\\Z")
+
+
 class Lexicon:
     """The transcript audit's patterns (seed hb_transcript_patterns: pattern_set, pattern, ignore_case):
     a set hits a text when any of its patterns does."""
@@ -297,6 +307,22 @@ class Lexicon:
     def hit(self, name: str, text: str) -> bool:
         return any(rx.search(text) for rx in self.sets[name])
 
+    def hits(self, name: str, texts: list[str]) -> np.ndarray:
+        """hit(name, text) for each of TEXTS, as one vectorised RE2 pass per pattern where RE2 reads
+        the text and the pattern as re does, and re elsewhere."""
+        plain = np.array([t.isascii() and not _RE2_UNSAFE_TEXT.search(t) for t in texts], dtype=bool)
+        found = np.zeros(len(texts), dtype=bool)
+        batch = pa.array([t for t, p in zip(texts, plain) if p], type=pa.large_string())
+        for rx in self.sets[name]:
+            matched = _re2_search(rx, batch)
+            if matched is None:
+                plain[:] = False
+                break
+            found[plain] |= matched
+        for i in np.flatnonzero(~plain):
+            found[i] = self.hit(name, texts[i])
+        return found
+
     def anachronism(self, text: str, fake_year: int) -> bool:
         """A year token strictly after the asserted fake year, outside unit and snapshot-value echoes."""
         spans = [m.span() for rx in self.sets["unit_echo"] for m in rx.finditer(text)]
@@ -305,6 +331,18 @@ class Lexicon:
                 if int(m.group(1)) > fake_year and not any(a <= m.start() and m.end() <= b for a, b in spans):
                     return True
         return False
+
+
+def _re2_search(rx: re.Pattern, texts: pa.Array) -> np.ndarray | None:
+    """Whether RX finds a match in each of TEXTS (plain ASCII) through RE2, or None where RE2 could
+    read RX otherwise than re does, or cannot read it."""
+    if not rx.pattern.isascii() or _RE2_UNSAFE_PATTERN.search(rx.pattern) or rx.flags & ~(re.I | re.U):
+        return None
+    try:
+        matched = pc.match_substring_regex(texts, rx.pattern, ignore_case=bool(rx.flags & re.I))
+    except pa.ArrowInvalid:
+        return None
+    return matched.to_numpy(zero_copy_only=False).astype(bool)
 
 
 def transcript_audit(replies: pd.DataFrame, nodes: pd.DataFrame, lexicon: Lexicon) -> pd.DataFrame:
@@ -316,27 +354,35 @@ def transcript_audit(replies: pd.DataFrame, nodes: pd.DataFrame, lexicon: Lexico
     for (model_key, arm), part in replies.groupby(["model_key", "arm"], sort=True):
         row = {"model_key": model_key, "arm": arm, "n_files": len(part), "n_dates": part["decision_date"].nunique(),
                "n_replicates": part["replicate"].nunique()}
+        texts = part["reply_text"].tolist()
         for name in ("year", "event7", "event18", "monthyear"):
-            row[f"{name}_hits"] = sum(lexicon.hit(name, t) for t in part["reply_text"])
+            row[f"{name}_hits"] = int(lexicon.hits(name, texts).sum())
         if arm == "W":
             row.update(fake_year_hits=0, fake_year_files=0, true_year_hits=0, true_year_files=0, anachronism_hits=0)
-            for date, text in zip(part["decision_date"], part["reply_text"]):
+            # no year token at all, no anachronism: the token-by-token check reads the others only
+            has_year = lexicon.hits("year_token", texts)
+            for date, text, any_year in zip(part["decision_date"], texts, has_year):
                 fake_date = fake.get(date)
                 if not isinstance(fake_date, str):
                     continue
                 fake_year, true_year = int(fake_date[:4]), int(date[:4])
                 row["fake_year_files"] += 1
-                row["fake_year_hits"] += bool(re.search(rf"\b{fake_year}\b", text))
+                row["fake_year_hits"] += _has_year(text, fake_year)
                 if true_year != fake_year:
                     row["true_year_files"] += 1
-                    row["true_year_hits"] += bool(re.search(rf"\b{true_year}\b", text))
-                row["anachronism_hits"] += lexicon.anachronism(text, fake_year)
+                    row["true_year_hits"] += _has_year(text, true_year)
+                row["anachronism_hits"] += bool(any_year) and lexicon.anachronism(text, fake_year)
         rows.append(row)
     columns = {"model_key": "string", "arm": "string", "n_files": "Int32", "n_dates": "Int32", "n_replicates": "Int32",
                "year_hits": "Int32", "event7_hits": "Int32", "event18_hits": "Int32", "monthyear_hits": "Int32",
                "fake_year_hits": "Int32", "fake_year_files": "Int32", "true_year_hits": "Int32",
                "true_year_files": "Int32", "anachronism_hits": "Int32"}
     return pd.DataFrame(rows, columns=list(columns)).astype(columns)
+
+
+def _has_year(text: str, year: int) -> bool:
+    """YEAR as a word of TEXT (the substring test first: most replies lack it, and it is cheap)."""
+    return str(year) in text and bool(re.search(rf"\b{year}\b", text))
 
 
 # ---------------------------------------------------------------- serving stability

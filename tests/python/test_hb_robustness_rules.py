@@ -93,6 +93,23 @@ def test_an_anachronism_is_a_later_year_outside_unit_and_snapshot_echoes():
         Lexicon(patterns[patterns["pattern_set"] != "unit_echo"])
 
 
+def test_a_pattern_set_hits_each_text_as_pythons_re_does_where_re2_would_read_it_otherwise():
+    """Lexicon.hits runs RE2 over plain texts; where RE2 and re part (a Unicode digit for \\d, a \\v for
+    \\s, `$` before a final newline, a lookahead RE2 refuses) it gives re's answer, text by text."""
+    patterns = pd.DataFrame([
+        {"pattern_set": name, "pattern": pattern, "ignore_case": ignore} for name, pattern, ignore in [
+            ("year", r"\b\d{4}\b", False), ("event7", r"oil\sshock", True), ("event18", r"crisis$", False),
+            ("monthyear", r"Lehman(?= fell)", True), ("year_token", r"\b((?:19|20)\d{2})\b", False),
+            ("unit_echo", r"(?:19|20)\d{2}\s*[-–]\s*(?:19|20)\d{2}", False)]])
+    lexicon = Lexicon(patterns)
+    texts = ["in 2008 the OIL SHOCK", "year ٢٠٠٨ only", "oil\vshock", "a crisis\n", "a crisis",
+             "a crisis here", "LEHMAN fell", "Lehman rose", "", "1982–1984=100", "tab\tand 2019"]
+    for name in lexicon.sets:
+        assert lexicon.hits(name, texts).tolist() == [lexicon.hit(name, t) for t in texts], name
+    # the cases where the two engines part are among them: re's answer was kept
+    assert lexicon.hits("year", texts)[1] and lexicon.hits("event7", texts)[2] and lexicon.hits("event18", texts)[3]
+
+
 def test_serving_verdicts_of_the_published_bm2a_pairs():
     """serving_checker_demo.txt: fp8, bf16 and awq of qwen3.6-27b (E2 and CI, fractions)."""
     fp8, bf16, awq = (0.192708, 0.108427, 0.284564), (0.056155, -0.022966, 0.133759), (0.171717, 0.066035, 0.280014)
