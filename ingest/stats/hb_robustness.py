@@ -422,6 +422,20 @@ def models_to_compute(dbt, session, fingerprints: dict[str, str]) -> set[str]:
     return {key for key, value in fingerprints.items() if stored.get(key) != value}
 
 
+def changed_models_rows(dbt, session, relation, *extra) -> tuple[pd.DataFrame, dict[str, str]]:
+    """What a DuckDB model incremental by model reads of a large input (the replies' texts): each
+    model's input_fingerprint, digested in SQL from its rows of RELATION (their count and the sum of
+    their hashes: order-free) and the shared inputs EXTRA; then the rows of only the models to compute
+    (models_to_compute). An append then reads one model's texts, however many are audited."""
+    digests = relation.query("input_rows", "select model_key, count(*), sum(hash(input_rows)) from input_rows "
+                                           "group by model_key").fetchall()
+    fingerprints = {key: hashlib.sha256(f"{count}:{total}:{extra!r}".encode()).hexdigest()[:16]
+                    for key, count, total in digests}
+    todo = sorted(models_to_compute(dbt, session, fingerprints))
+    keys = ", ".join("'" + key.replace("'", "''") + "'" for key in todo)
+    return relation.filter(f"model_key in ({keys})" if todo else "false").df(), fingerprints
+
+
 def per_model_fingerprints(frame: pd.DataFrame, keys, *extra) -> dict[str, str]:
     """input_fingerprint of every model in `keys`: its rows of `frame` and the shared inputs `extra`."""
     groups = dict(tuple(frame.groupby("model_key", sort=False))) if len(frame) else {}

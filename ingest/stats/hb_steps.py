@@ -37,12 +37,15 @@ REPLY_KEYS = ["model_key", "source", "kind", "arm", "decision_date", "replicate"
               "is_truncated", "probe_set", "temperature"]
 
 
-def hb_reply_parses(frames: Frames, parameters: dict, todo: Todo = every_model) -> pd.DataFrame:
+def hb_reply_parses(frames: Frames, parameters: dict, todo: Todo = every_model,
+                    fingerprints: dict[str, str] | None = None) -> pd.DataFrame:
     """int_hb_reply_parses: every reply (frame `replies`) x sketch parser version; truncated replies kept,
     unparsed. Built column by column: one parse of a reply serves every version. A model's digest is
-    its replies and the parser versions: a new version parses every reply again."""
+    its replies and the parser versions: a new version parses every reply again. FINGERPRINTS, when
+    the caller digested the replies itself (changed_models_rows), come with only the replies to parse."""
     replies = frames["replies"]
-    fingerprints = per_model_fingerprints(replies, sorted(replies["model_key"].unique()), PARSER_VERSIONS)
+    if fingerprints is None:
+        fingerprints = per_model_fingerprints(replies, sorted(replies["model_key"].unique()), PARSER_VERSIONS)
     replies = replies[replies["model_key"].isin(todo(fingerprints))]
     n, versions = len(replies), len(PARSER_VERSIONS)
     parsed = {c: [] for c in ("parse_status", "valid_count", "invalid_count", "directions")}
@@ -123,13 +126,21 @@ def hb_lap_sensitivity(frames: Frames, parameters: dict, todo: Todo = every_mode
     return _stamped(out, fingerprints)
 
 
-def hb_transcript_audit(frames: Frames, parameters: dict, todo: Todo = every_model) -> pd.DataFrame:
-    """int_hb_transcript_audit (frames replies, nodes, patterns: the seed hb_transcript_patterns)."""
-    replies, nodes, patterns = frames["replies"], frames["nodes"][["decision_date", "fake_date"]], frames["patterns"]
-    keys = sorted(replies["model_key"].unique())
-    fingerprints = per_model_fingerprints(replies, keys, fingerprint(nodes), fingerprint(patterns))
+def hb_transcript_audit(frames: Frames, parameters: dict, todo: Todo = every_model,
+                        fingerprints: dict[str, str] | None = None) -> pd.DataFrame:
+    """int_hb_transcript_audit (frames replies, nodes, patterns: the seed hb_transcript_patterns).
+    FINGERPRINTS as in hb_reply_parses, digested with transcript_audit_inputs(frames)."""
+    replies, patterns = frames["replies"], frames["patterns"]
+    if fingerprints is None:
+        fingerprints = per_model_fingerprints(replies, sorted(replies["model_key"].unique()), *transcript_audit_inputs(frames))
+    nodes = frames["nodes"][["decision_date", "fake_date"]]
     out = transcript_audit(replies[replies["model_key"].isin(todo(fingerprints))], nodes, Lexicon(patterns))
     return _stamped(out, fingerprints)
+
+
+def transcript_audit_inputs(frames: Frames) -> tuple[str, str]:
+    """The shared inputs of every model's transcript audit: the nodes' dates and the patterns."""
+    return fingerprint(frames["nodes"][["decision_date", "fake_date"]]), fingerprint(frames["patterns"])
 
 
 def hb_serving_stability(frames: Frames, parameters: dict) -> pd.DataFrame:
