@@ -422,11 +422,15 @@ def models_to_compute(dbt, session, fingerprints: dict[str, str]) -> set[str]:
     return {key for key, value in fingerprints.items() if stored.get(key) != value}
 
 
-def changed_models_rows(dbt, session, relation, *extra) -> tuple[pd.DataFrame, dict[str, str]]:
+def changed_models_rows(dbt, session, relation, *extra, columns: list[str] | None = None
+                        ) -> tuple[pd.DataFrame, dict[str, str]]:
     """What a DuckDB model incremental by model reads of a large input (the replies' texts): each
     model's input_fingerprint, digested in SQL from its rows of RELATION (their count and the sum of
-    their hashes: order-free) and the shared inputs EXTRA; then the rows of only the models to compute
-    (models_to_compute). An append then reads one model's texts, however many are audited."""
+    their hashes: order-free; only COLUMNS, the ones the step reads, when given) and the shared inputs
+    EXTRA; then those rows of only the models to compute (models_to_compute). An append then reads
+    one model's texts, however many are audited."""
+    if columns:
+        relation = relation.select(", ".join(f'"{c}"' for c in columns))
     digests = relation.query("input_rows", "select model_key, count(*), sum(hash(input_rows)) from input_rows "
                                            "group by model_key").fetchall()
     fingerprints = {key: hashlib.sha256(f"{count}:{total}:{extra!r}".encode()).hexdigest()[:16]

@@ -5,10 +5,11 @@ strict), so the marts can show the versions side by side. Truncated replies are 
 replies of the models whose replies (or the parser versions) changed."""
 from ingest.stats.hb_parsers import PARSER_VERSIONS
 from ingest.stats.hb_robustness import changed_models_rows
-from ingest.stats.hb_steps import hb_reply_parses
+from ingest.stats.hb_steps import REPLY_KEYS, hb_reply_parses
 
 
 def model(dbt, session):
     dbt.config(materialized="incremental", incremental_strategy="delete+insert", unique_key="model_key")
-    replies, fingerprints = changed_models_rows(dbt, session, dbt.ref("stg_raw__hb_responses"), PARSER_VERSIONS)
+    replies, fingerprints = changed_models_rows(dbt, session, dbt.ref("stg_raw__hb_responses"), PARSER_VERSIONS,
+                                                columns=[*REPLY_KEYS, "reply_text"])
     return hb_reply_parses({"replies": replies}, {}, fingerprints=fingerprints)
