@@ -2,6 +2,13 @@
 -- release load (as its cells do); the runner's replies all count, and of several replies to one
 -- call position (model x kind x arm x date x replicate x sample x probe set x temperature) a complete one beats a truncated
 -- one, then the latest wins. A reply that ended on the token limit or is empty is `is_truncated`.
+--
+-- A table, incremental by model (delete+insert): every window here is per model, so a build ranks
+-- again only the models a load since the last build brought replies for (load ids only grow); the
+-- checks and the models that read the replies then scan a table, not these windows over every
+-- reply's text. (A table on Spark, rebuilt every build: Spark has no delete+insert.)
+{{ config(materialized=('table' if target.type == 'spark' else 'incremental'), unique_key='model_key',
+          incremental_strategy='delete+insert', on_schema_change='fail') }}
 with source as (
     select
         *,
@@ -10,6 +17,12 @@ with source as (
         -- (a window takes no FILTER on Spark)
         load_id = max(case when source = 'release' then load_id end) over (partition by model_key) as is_current_release
     from {{ source('raw', 'hb_responses') }}
+    {%- if is_incremental() %}
+    where model_key in (
+        select model_key from {{ source('raw', 'hb_responses') }}
+        where load_id > (select coalesce(max(load_id), -1) from {{ this }})
+    )
+    {%- endif %}
 ),
 
 ranked as (
