@@ -252,7 +252,7 @@ def test_a_release_of_raw_replies_only_gives_the_same_row(audit, tmp_path):
     copy = tmp_path / "replies.duckdb"
     copy.write_bytes(db.read_bytes())
     hindsight(copy, "load", "hindsightbench", release)
-    hindsight(copy, "build", "--select", "int_hb_reply_parses+")
+    hindsight(copy, "build", "--select", "stg_raw__hb_responses+")     # the replies' table, then all it feeds
     names = [d[0] for d in duckdb.connect(str(copy), read_only=True).execute("select * from agg_hb_audit_rows limit 0").description]
     replica = dict(zip(names, query(copy, "select * from agg_hb_audit_rows where model_key = 'gpt-replies-only'")[0]))
     original = rows["gpt-5.4-mini"]
