@@ -321,14 +321,19 @@ def serving_signature(serve: Path) -> str | None:
 
 def open_serving(warehouse: Path) -> duckdb.DuckDBPyConnection:
     """A read-only connection to the serving file (what `hindsight query`, `export` and `report` read)."""
-    serve = serve_path(warehouse)
-    if not serve.exists() or current(warehouse) is None:
+    serve, now = serve_path(warehouse), current(warehouse)
+    if not serve.exists() or now is None:
         raise InputError(serve, "no published snapshot of the marts yet",
                          "run `hindsight build` (every successful build publishes one; `hindsight publish` publishes a "
                          "warehouse built before), or pass --live to read the warehouse itself")
     con = duckdb.connect(str(serve), read_only=True, config=duckdb_settings())
     # views read the snapshot folder: readers that switch external access off must still reach it
     con.execute(f"set allowed_directories = [{_literal(str(snapshots_root(warehouse)) + os.sep)}]")
+    # this connection reads the snapshot current now, its files by name (temporary views, which come
+    # first in name resolution): every query of a report reads one build's marts, and a query skips
+    # the slot filter of the shared views, which joined every slot's rows (out of memory at 100x)
+    for mart, sql in serving_views(warehouse, now.manifest["marts"], pinned=now.id).items():
+        con.execute(f"create temp view {_quote(mart)} as {sql}")
     return con
 
 
