@@ -319,8 +319,10 @@ def serving_signature(serve: Path) -> str | None:
         return None
 
 
-def open_serving(warehouse: Path) -> duckdb.DuckDBPyConnection:
-    """A read-only connection to the serving file (what `hindsight query`, `export` and `report` read)."""
+def open_serving(warehouse: Path, pin: bool = False) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to the serving file, which follows every publish; with PIN, one that
+    reads the snapshot current now (what `hindsight query`, `export` and `report` read), for as long
+    as it is kept (keep(): a short-lived reader's)."""
     serve, now = serve_path(warehouse), current(warehouse)
     if not serve.exists() or now is None:
         raise InputError(serve, "no published snapshot of the marts yet",
@@ -329,11 +331,12 @@ def open_serving(warehouse: Path) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(str(serve), read_only=True, config=duckdb_settings())
     # views read the snapshot folder: readers that switch external access off must still reach it
     con.execute(f"set allowed_directories = [{_literal(str(snapshots_root(warehouse)) + os.sep)}]")
-    # this connection reads the snapshot current now, its files by name (temporary views, which come
-    # first in name resolution): every query of a report reads one build's marts, and a query skips
-    # the slot filter of the shared views, which joined every slot's rows (out of memory at 100x)
-    for mart, sql in serving_views(warehouse, now.manifest["marts"], pinned=now.id).items():
-        con.execute(f"create temp view {_quote(mart)} as {sql}")
+    if pin:
+        # the snapshot current now, its files by name (temporary views come first in name
+        # resolution): every query of a report reads one build's marts, and none runs the slot
+        # filter of the shared views, a join over every slot's rows (out of memory at 100x)
+        for mart, sql in serving_views(warehouse, now.manifest["marts"], pinned=now.id).items():
+            con.execute(f"create temp view {_quote(mart)} as {sql}")
     return con
 
 
@@ -348,6 +351,6 @@ def open_marts(warehouse: Path, live: bool = False) -> duckdb.DuckDBPyConnection
     """Where a reader reads the marts: the published snapshot (never blocks a build, nor waits for
     one), or with LIVE the warehouse itself, read-only (it waits for a build, and a build for it)."""
     if not live:
-        return open_serving(warehouse)
+        return open_serving(warehouse, pin=True)
     require_warehouse(warehouse)
     return open_warehouse(warehouse, read_only=True)

@@ -196,6 +196,13 @@ def test_snapshots_are_immutable_current_switches_and_old_ones_go(tmp_path, monk
         assert reader.execute("select count(*), max(payload->>'k') from fct_x").fetchall() == [(number, str(number))]
         assert reader.execute("describe fct_x").fetchall()[0][1] == "JSON"
         assert snapshots.current(warehouse).manifest["marts"]["fct_x"]["rows"] == number
+        # what the commands read (open_marts): the snapshot current when they connected, whatever is
+        # published since, while it is kept (HINDSIGHT_SNAPSHOT_KEEP: 2 here)
+        if number == 2:
+            pinned = snapshots.open_marts(warehouse)
+        if number in (2, 3):
+            assert pinned.execute("select d.dbt_invocation_id, count(*) from dim_build d, fct_x group by 1").fetchall() == [("build-2", 2)]
+    pinned.close()
     assert [s.id for s in snapshots.snapshots(warehouse)] == ["build-3", "build-4"]
     assert snapshots.current(warehouse).id == "build-4"
     # the serving file was written once: its views never changed
