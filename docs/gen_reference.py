@@ -1,13 +1,17 @@
-"""Generates the marts reference from the dbt YAML at every `mkdocs build` (mkdocs-gen-files).
+"""Generates the marts reference from the dbt YAML, and the dbt vars reference from dbt_project.yml,
+at every `mkdocs build` (mkdocs-gen-files).
 
 Nothing here is written by hand: a mart, column, description or test added to models/marts/ appears
 in the docs without anyone remembering to document it.
 """
 from __future__ import annotations
 
+import json
+
 import mkdocs_gen_files
 
 from ingest.publish.marts import public_mart_properties, singular_tests_of
+from ingest.publish.project_vars import project_vars
 
 FOLDERS = {
     "core": "Cases, questions, TTS events and the build",
@@ -73,5 +77,21 @@ def render() -> str:
     return "\n".join(lines)
 
 
+def render_vars() -> str:
+    lines = ["# dbt vars reference", "",
+             "Generated from `dbt_project.yml` at every docs build: each var, its default, what it means (the "
+             "comment above it there, the one place it is written) and what reads it. Set one for a build with "
+             "`hindsight build --vars '{\"ci_method\": \"bca\"}'` (or `dbt build --vars …`); the build records "
+             "the settings that shape the marts in `dim_build`.", "",
+             "| var | default | meaning | read by |", "| --- | --- | --- | --- |"]
+    for var in project_vars():
+        default = json.dumps(var.default) if isinstance(var.default, (dict, list)) else str(var.default)
+        lines.append(f"| `{var.name}` | `{_one_line(default)}` | {_one_line(var.meaning)} | "
+                     + ", ".join(f"`{r}`" for r in var.readers) + " |")
+    return "\n".join(lines) + "\n"
+
+
 with mkdocs_gen_files.open("reference/marts.md", "w") as handle:
     handle.write(render())
+with mkdocs_gen_files.open("reference/vars.md", "w") as handle:
+    handle.write(render_vars())
