@@ -1,5 +1,5 @@
-"""Generates the marts reference from the dbt YAML, and the dbt vars reference from dbt_project.yml,
-at every `mkdocs build` (mkdocs-gen-files).
+"""Generates the marts reference from the dbt YAML, the dbt vars reference from dbt_project.yml and
+the environment reference from ingest/environment.py, at every `mkdocs build` (mkdocs-gen-files).
 
 Nothing here is written by hand: a mart, column, description or test added to models/marts/ appears
 in the docs without anyone remembering to document it.
@@ -10,6 +10,7 @@ import json
 
 import mkdocs_gen_files
 
+from ingest.environment import ENVIRONMENT
 from ingest.publish.marts import public_mart_properties, singular_tests_of
 from ingest.publish.project_vars import project_vars
 
@@ -91,7 +92,20 @@ def render_vars() -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_environment() -> str:
+    lines = ["# Environment variables", "",
+             "Generated from `ingest/environment.py`, where every variable the warehouse reads is declared once "
+             "(a test fails when the code reads one that is not there).", "",
+             "| variable | default | what it does |", "| --- | --- | --- |"]
+    for name, variable in ENVIRONMENT.items():
+        default = f"`{variable.default}`" if variable.default else "(unset)"
+        lines.append(f"| `{name}` | {default} | {_one_line(variable.meaning)} |")
+    return "\n".join(lines) + "\n"
+
+
 with mkdocs_gen_files.open("reference/marts.md", "w") as handle:
     handle.write(render())
 with mkdocs_gen_files.open("reference/vars.md", "w") as handle:
     handle.write(render_vars())
+with mkdocs_gen_files.open("reference/environment.md", "w") as handle:
+    handle.write(render_environment())

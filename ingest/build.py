@@ -16,8 +16,8 @@ data tests) and on dim_build;
 nothing changed, nothing runs. Another fingerprint, a missing model relation, `--all` or no record
 builds everything; an explicit selection runs as given. Neither a refresh nor a full build runs the
 unit tests or the `equivalence` checks, which test the code, not the data (CODE_CHECKS; the test
-suite runs them). Within a selection the incremental models still decide which rows to recompute; tests/python/test_refresh.py checks that the marts equal a build from
-scratch.
+suite runs them). Within a selection the incremental models still decide which rows to recompute;
+tests/python/test_refresh.py checks that the marts equal a build from scratch.
 """
 from __future__ import annotations
 

@@ -7,8 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
+from ingest.config import protocol_vars
 from ingest.db import PROJECT_DIR
 
 # var('name') or var("name"), and whether the call gives a default of its own
@@ -62,7 +61,7 @@ def var_reads(project: Path = PROJECT_DIR) -> dict[str, list[tuple[str, bool]]]:
 def project_vars(project: Path = PROJECT_DIR) -> list[ProjectVar]:
     """The declared vars, in dbt_project.yml's order."""
     text = (project / "dbt_project.yml").read_text(encoding="utf-8")
-    defaults = yaml.safe_load(text).get("vars") or {}
+    defaults = protocol_vars()
     meanings, reads = declared_meanings(text), var_reads(project)
     return [ProjectVar(name, default, meanings.get(name, ""),
                        tuple(sorted({Path(file).stem for file, _ in reads.get(name, [])})))

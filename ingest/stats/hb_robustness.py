@@ -27,8 +27,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ingest.stats.hb_audit import (AuditParams, delta_fit, delta_sample, draws_for, gap, paired_ci, r_signals, sample_at,
-                                   window_table)
+from ingest.stats.hb_audit import AuditParams, delta_fit, delta_sample, draws_for, gap, paired_ci, r_signals, sample_at, window_table
 
 ENDPOINTS = {"E2": ("D", "M"), "E3": ("W_fake", "W")}
 

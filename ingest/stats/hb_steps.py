@@ -16,8 +16,15 @@ import pandas as pd
 
 from ingest.stats.hb_audit import AuditParams, audit_estimates
 from ingest.stats.hb_parsers import PARSER_VERSIONS, parse_lap, parse_rec, parse_sketches_by_version
-from ingest.stats.hb_robustness import (Lexicon, fingerprint, lap_sensitivity, per_model_fingerprints, serving_verdict,
-                                        transcript_audit, window_perturbation)
+from ingest.stats.hb_robustness import (
+    Lexicon,
+    fingerprint,
+    lap_sensitivity,
+    per_model_fingerprints,
+    serving_verdict,
+    transcript_audit,
+    window_perturbation,
+)
 
 Frames = dict[str, pd.DataFrame]
 Todo = Callable[[dict[str, str]], set[str]]
