@@ -1,5 +1,5 @@
 """Generates the marts reference from the dbt YAML, the dbt vars reference from dbt_project.yml and
-the environment reference from ingest/environment.py, at every `mkdocs build` (mkdocs-gen-files).
+the environment reference from ingest/config.py, at every `mkdocs build` (mkdocs-gen-files).
 
 Nothing here is written by hand: a mart, column, description or test added to models/marts/ appears
 in the docs without anyone remembering to document it.
@@ -10,7 +10,7 @@ import json
 
 import mkdocs_gen_files
 
-from ingest.environment import ENVIRONMENT
+from ingest.config import ENVIRONMENT
 from ingest.publish.marts import public_mart_properties, singular_tests_of
 from ingest.publish.project_vars import project_vars
 
@@ -94,7 +94,7 @@ def render_vars() -> str:
 
 def render_environment() -> str:
     lines = ["# Environment variables", "",
-             "Generated from `ingest/environment.py`, where every variable the warehouse reads is declared once "
+             "Generated from `ingest/config.py`, where every variable the warehouse reads is declared once "
              "(a test fails when the code reads one that is not there).", "",
              "| variable | default | what it does |", "| --- | --- | --- |"]
     for name, variable in ENVIRONMENT.items():

@@ -8,12 +8,17 @@ And the warehouse's release, __version__: the installed package's metadata (pypr
 `version`), recorded wherever a result leaves the warehouse (`hindsight --version`, the report's
 footer, every export's manifest); dim_build records it through the var `warehouse_version`,
 which a test keeps equal.
+
+And ENVIRONMENT: every environment variable the warehouse reads, declared once with its default
+and what it does. docs/reference/environment.md is generated from it, and a test fails when the
+code, the macros or profiles.yml read a HINDSIGHT_ variable that is missing here
+(tests/python/test_project_vars.py).
 """
 from __future__ import annotations
 
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -36,3 +41,93 @@ def protocol_var(name: str) -> Any:
     if name not in values:
         raise KeyError(f"dbt_project.yml has no var {name!r}")
     return values[name]
+
+
+class EnvironmentVariable(NamedTuple):
+    default: str
+    meaning: str
+
+
+ENVIRONMENT = {
+    # the warehouse and its readers
+    "HINDSIGHT_DB": EnvironmentVariable(
+        "warehouse.duckdb",
+        "The warehouse file every command (and plain `dbt`) reads and writes."),
+    "HINDSIGHT_MEMORY_LIMIT": EnvironmentVariable(
+        "3GB",
+        "DuckDB's memory limit for every connection of the warehouse."),
+    "HINDSIGHT_TEMP_DIR": EnvironmentVariable(
+        "DuckDB's, beside the file",
+        "Where DuckDB spills what exceeds the memory limit."),
+    "HINDSIGHT_LOCK_WAIT": EnvironmentVariable(
+        "10",
+        "Seconds a command (or plain `dbt`) waits for another writer of the warehouse before it names it and "
+        "stops."),
+    "HINDSIGHT_PUBLISH": EnvironmentVariable(
+        "on",
+        "`off` skips publishing the marts' snapshot at the end of a build; readers then use `--live`."),
+    "HINDSIGHT_SERVE": EnvironmentVariable(
+        "<warehouse>.marts.duckdb",
+        "The serving file BI tools and `hindsight query` read; its snapshots are in `<serving "
+        "stem>.snapshots/`."),
+    "HINDSIGHT_SNAPSHOT_KEEP": EnvironmentVariable(
+        "3",
+        "How many published snapshots stay on disk (on Spark, snapshot databases), besides those a view still "
+        "reads."),
+    # asking models
+    "HINDSIGHT_VLLM_BASE_URL": EnvironmentVariable(
+        "http://localhost:8000/v1",
+        "Where `vllm:MODEL` asks (`--base-url` overrides)."),
+    "HINDSIGHT_OLLAMA_BASE_URL": EnvironmentVariable(
+        "http://localhost:11434/v1",
+        "Where `ollama:MODEL` asks (`--base-url` overrides)."),
+    "HINDSIGHT_LLAMACPP_BASE_URL": EnvironmentVariable(
+        "http://localhost:8080/v1",
+        "Where `llamacpp:MODEL` asks (`--base-url` overrides)."),
+    "HINDSIGHT_BATCH_COMMIT_EVERY": EnvironmentVariable(
+        "500",
+        "Batch results stored per transaction when a batch is collected."),
+    "HINDSIGHT_BATCH_CRASH": EnvironmentVariable(
+        "",
+        "For tests: the batch step at which the process kills itself, to prove a collection resumes."),
+    # Spark
+    "HINDSIGHT_LANDING": EnvironmentVariable(
+        "landing/ beside the warehouse",
+        "The Parquet landing zone `hindsight export raw` writes and the Spark target reads the raw tables "
+        "from."),
+    "HINDSIGHT_SPARK_MASTER": EnvironmentVariable(
+        "local[2]",
+        "A standalone Spark master (`spark://host:7077`) for `hindsight build --target spark`."),
+    "HINDSIGHT_SPARK_REMOTE": EnvironmentVariable(
+        "",
+        "A Spark Connect server (`sc://host:15002`): the build runs there (profiles.yml output "
+        "`spark_connect`)."),
+    "HINDSIGHT_SPARK_WAREHOUSE": EnvironmentVariable(
+        "<warehouse>.spark",
+        "The in-process Spark catalog's folder (Hive metastore and Parquet tables)."),
+    "HINDSIGHT_SPARK_MEMORY": EnvironmentVariable(
+        "4g",
+        "The in-process Spark driver's heap (its executors run in it)."),
+    "HINDSIGHT_SPARK_SHUFFLE_PARTITIONS": EnvironmentVariable(
+        "16",
+        "Spark's shuffle partitions before adaptive execution merges small ones."),
+    "HINDSIGHT_SPARK_SCOPE": EnvironmentVariable(
+        "",
+        "Set by `hindsight build --target spark` for its dbt process: the planned selection."),
+    # the test suite (`make test`; .ci/run sets them, turning a skip into a failure)
+    "HINDSIGHT_REQUIRE_DATA": EnvironmentVariable(
+        "",
+        "`1`: tests that need ../shared/data fail instead of skipping."),
+    "HINDSIGHT_REQUIRE_SPARK": EnvironmentVariable(
+        "",
+        "`1`: the Spark tests fail instead of skipping without pyspark or Java."),
+    "HINDSIGHT_REQUIRE_INTEROP": EnvironmentVariable(
+        "",
+        "`1`: the Inspect AI and Every Eval Ever tests fail instead of skipping."),
+    "HINDSIGHT_REQUIRE_LOCAL_LLM": EnvironmentVariable(
+        "",
+        "`1`: the llama.cpp server tests fail instead of skipping."),
+    "HINDSIGHT_REQUIRE_BROWSER": EnvironmentVariable(
+        "",
+        "`1`: the report's browser tests fail instead of skipping."),
+}

@@ -19,9 +19,9 @@ from ingest.publish.marts import public_marts
 
 # which stage of `ingest` may import which: each arrow points down the data flow
 # (files -> raw -> models asked -> statistics -> what analysts read); the top-level
-# core modules (db, errors, config, environment) are shared by all, and the CLI may import anything.
+# core modules (db, errors, config) are shared by all, and the CLI may import anything.
 STAGES = ["load", "llm", "stats", "publish", "demo", "spark", "serve"]
-CORE = {"db", "errors", "config", "environment"}
+CORE = {"db", "errors", "config"}
 ALLOWED = {
     "core": {"core"},
     "load": {"core", "load"},

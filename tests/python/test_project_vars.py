@@ -24,12 +24,12 @@ def test_a_var_takes_the_comment_above_it_or_its_groups():
 
 
 def test_every_environment_variable_read_is_declared_once_with_its_default():
-    """ingest/environment.py declares every HINDSIGHT_ variable the code, the macros, the profiles, the
+    """ingest/config.py declares every HINDSIGHT_ variable the code, the macros, the profiles, the
     tests and CI read (docs/reference/environment.md is generated from it), and nothing else."""
     import re
 
     from conftest import PROJECT
-    from ingest.environment import ENVIRONMENT
+    from ingest.config import ENVIRONMENT
     from ingest.llm.local_servers import KINDS
 
     token = re.compile(r"\bHINDSIGHT_[A-Z][A-Z0-9_]*[A-Z0-9]\b")
@@ -38,13 +38,13 @@ def test_every_environment_variable_read_is_declared_once_with_its_default():
     files = [*PROJECT.glob("ingest/**/*.py"), *PROJECT.glob("macros/*.sql"), *PROJECT.glob("tests/python/*.py"),
              PROJECT / "profiles.yml", PROJECT / "dbt_project.yml", PROJECT / ".ci" / "run", PROJECT / "Makefile"]
     for path in files:
-        if path.name in ("environment.py", "test_project_vars.py"):
+        if path.name in ("config.py", "test_project_vars.py"):
             continue
         text = path.read_text(encoding="utf-8")
         read |= set(token.findall(text))
         constants |= set(constant.findall(text))
     read = (read - constants) | {kind.url_variable for kind in KINDS.values()}
-    assert sorted(read - set(ENVIRONMENT)) == [], "declare these in ingest/environment.py"
-    assert sorted(set(ENVIRONMENT) - read) == [], "nothing reads these: remove them from ingest/environment.py"
+    assert sorted(read - set(ENVIRONMENT)) == [], "declare these in ingest/config.py"
+    assert sorted(set(ENVIRONMENT) - read) == [], "nothing reads these: remove them from ingest/config.py"
     assert all(variable.meaning for variable in ENVIRONMENT.values())
     assert ENVIRONMENT["HINDSIGHT_OLLAMA_BASE_URL"].default == KINDS["ollama"].default_base_url
