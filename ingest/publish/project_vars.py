@@ -58,11 +58,10 @@ def var_reads(project: Path = PROJECT_DIR) -> dict[str, list[tuple[str, bool]]]:
     return reads
 
 
-def project_vars(project: Path = PROJECT_DIR) -> list[ProjectVar]:
-    """The declared vars, in dbt_project.yml's order."""
-    text = (project / "dbt_project.yml").read_text(encoding="utf-8")
-    defaults = protocol_vars()
-    meanings, reads = declared_meanings(text), var_reads(project)
+def project_vars() -> list[ProjectVar]:
+    """The declared vars (config.protocol_vars), in dbt_project.yml's order."""
+    meanings = declared_meanings((PROJECT_DIR / "dbt_project.yml").read_text(encoding="utf-8"))
+    reads = var_reads()
     return [ProjectVar(name, default, meanings.get(name, ""),
                        tuple(sorted({Path(file).stem for file, _ in reads.get(name, [])})))
-            for name, default in defaults.items()]
+            for name, default in protocol_vars().items()]
