@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterator
 
 import duckdb
+import pyarrow as pa
 
 from ingest.errors import InputError
 
@@ -593,6 +594,26 @@ def connect(path: Path | None = None, read_only: bool = False) -> Iterator[duckd
 
 def next_load_id(con: duckdb.DuckDBPyConnection) -> int:
     return con.execute("select coalesce(max(load_id), 0) + 1 from raw.loads").fetchone()[0]
+
+
+def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list) -> None:
+    """Append ROWS (sequences in TABLE's column order) in one statement, through Arrow: executemany
+    binds one row at a time, 35 of the 40 s that loading the HindsightBench release's 150 k rows took.
+    A column whose Python values Arrow cannot put in one type goes row by row, as before."""
+    if not rows:
+        return
+    columns = list(zip(*rows))
+    try:
+        incoming = pa.table({f"c{i}": pa.array(values) for i, values in enumerate(columns)})
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        con.executemany(f"insert into {table} values ({', '.join('?' * len(columns))})", rows)
+        return
+    name = f"incoming_{abs(hash(table))}"
+    con.register(name, incoming)
+    try:
+        con.execute(f"insert into {table} select * from {name}")
+    finally:
+        con.unregister(name)
 
 
 def register_run(con: duckdb.DuckDBPyConnection, kind: str, spec: str) -> int:

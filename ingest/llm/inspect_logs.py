@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from types import SimpleNamespace
 
-from ingest.db import fetch_dicts, next_load_id, require_marts
+from ingest.db import fetch_dicts, insert_rows, next_load_id, require_marts
 from ingest.errors import InputError
 from ingest.llm.answer import answer_writer
 from ingest.llm.profiles import SettingsResolver
@@ -36,8 +36,6 @@ KIND = "inspect"
 IDENTITY = ("question_id", "condition", "visibility", "prompt_variant")
 # Inspect's stop reasons of a reply cut short: the output token limit, or the context window
 CUT_OFF = {"max_tokens": "max_tokens", "model_length": "length"}
-JUDGMENT_INSERT = "insert into raw.loaded_judgments values (" + ", ".join("?" * 22) + ")"
-
 
 @dataclass
 class InspectLoadResult:
@@ -241,9 +239,9 @@ def _commit(con, load_id, path, digest, status, why, n, rejected, judgments, now
         if write_all:
             write_all(con)
         if judgments:
-            con.executemany(JUDGMENT_INSERT, judgments)
+            insert_rows(con, "raw.loaded_judgments", judgments)
         if rejected:
-            con.executemany("insert into raw.rejected_rows values (?, ?, ?, ?, ?, ?, ?, ?, ?)", rejected)
+            insert_rows(con, "raw.rejected_rows", rejected)
         con.execute("commit")
     except BaseException:
         con.execute("rollback")

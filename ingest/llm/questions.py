@@ -18,7 +18,7 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ingest.db import fetch_dicts, register_run, require_marts
+from ingest.db import fetch_dicts, insert_rows, register_run, require_marts
 from ingest.llm.profiles import Overrides, SettingsResolver
 from ingest.llm.prompts import QUESTION_REPAIR, question_generation_messages
 from ingest.llm.providers import make_provider
@@ -120,7 +120,7 @@ def generate_questions(con, spec: str, out_dir: Path, base_url: str | None = Non
     fresh = [f for f in failures if (f[2], f[5]) not in known]
     if fresh:
         run_id = register_run(con, "questions", spec)
-        con.executemany("insert into raw.rejected_rows values (?, ?, ?, ?, ?, ?, ?, ?, ?)", [(run_id, *f[1:]) for f in fresh])
+        insert_rows(con, "raw.rejected_rows", [(run_id, *f[1:]) for f in fresh])
     loaded = 0
     if accepted:
         out_dir.mkdir(parents=True, exist_ok=True)

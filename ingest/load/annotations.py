@@ -20,7 +20,7 @@ import io
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ingest.db import next_load_id
+from ingest.db import insert_rows, next_load_id
 from ingest.errors import InputError
 from ingest.load.jsonl import JsonlLoadResult, RowError, content_hash
 from ingest.load.tts_files import read_text
@@ -114,9 +114,7 @@ def load_annotations(con, path: Path) -> JsonlLoadResult:
     con.execute("insert into raw.loads values (?, ?, null, null, null, ?, null, 'loaded', null, ?, ?)",
                 [result.load_id, kind, str(path), len(good), now])
     if good:
-        placeholders = ", ".join("?" * (len(columns) + 7))
-        con.executemany(f"insert into {table} values ({placeholders})",
-                        [[result.load_id, str(path), row[-1], *row[:-1], now] for row in good])
+        insert_rows(con, table, [[result.load_id, str(path), row[-1], *row[:-1], now] for row in good])
     for line, error, record in bad:
         con.execute("insert into raw.rejected_rows values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [result.load_id, kind, str(path), line, error.field, error.reason, error.fix, record, now])

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ingest.db import next_load_id
+from ingest.db import insert_rows, next_load_id
 from ingest.errors import InputError
 from ingest.load import validation
 from ingest.load.tts_files import FORMAT_PRIORITY, case_id_for, read_text, read_tts_file
@@ -165,9 +165,9 @@ def load_cases(con, cohort: str, narratives: Path | None, tts: dict[str, Path]) 
     con.execute("begin transaction")
     try:
         if load_rows:
-            con.executemany("insert into raw.loads values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", load_rows)
+            insert_rows(con, "raw.loads", load_rows)
         if narrative_rows:
-            con.executemany("insert into raw.narratives values (?, ?, ?, ?, ?, ?, ?)", narrative_rows)
+            insert_rows(con, "raw.narratives", narrative_rows)
         if len(records):
             con.register("incoming_records", records)
             con.register("incoming_files", file_info)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ingest.db import next_load_id
+from ingest.db import insert_rows, next_load_id
 from ingest.errors import InputError
 
 ARMS = ("R", "D", "M", "W")
@@ -156,14 +156,11 @@ def load_hindsightbench(con, root: Path, models: list[str] | None = None) -> Hin
     loads += panel_loads
     con.execute("begin transaction")
     try:
-        for table, rows, width in (("loads", loads, 11), ("hb_cells", cells, 10), ("hb_sketches", sketches, 8),
-                                   ("hb_responses", replies, 15), ("hb_panel_requests", requests, 5),
-                                   ("hb_postcutoff_snapshots", snapshots, 6),
-                                   ("hb_date_probes", date_probes, 6), ("hb_lap_probes", lap_probes, 8),
-                                   ("hb_panel_dates", panel_dates, 2), ("hb_spx", spx_rows, 3),
-                                   ("rejected_rows", rejected, 9)):
-            if rows:
-                con.executemany(f"insert into raw.{table} values ({', '.join('?' * width)})", rows)
+        for table, rows in (("loads", loads), ("hb_cells", cells), ("hb_sketches", sketches), ("hb_responses", replies),
+                            ("hb_panel_requests", requests), ("hb_postcutoff_snapshots", snapshots),
+                            ("hb_date_probes", date_probes), ("hb_lap_probes", lap_probes),
+                            ("hb_panel_dates", panel_dates), ("hb_spx", spx_rows), ("rejected_rows", rejected)):
+            insert_rows(con, f"raw.{table}", rows)
         con.execute("commit")
     except BaseException:
         con.execute("rollback")

@@ -17,7 +17,7 @@ from typing import Callable
 import pandas as pd
 from pydantic import BaseModel, ValidationError
 
-from ingest.db import next_load_id
+from ingest.db import insert_rows, next_load_id
 from ingest.errors import InputError
 from ingest.load import validation
 from ingest.load.tts_files import read_text
@@ -61,7 +61,7 @@ def load_jsonl_file(
     validate_row: Callable[[dict], tuple],
     key_of: Callable[[tuple], str],
     existing_keys_sql: str,
-    insert_sql: str,
+    table: str,
 ) -> JsonlLoadResult:
     """`validate_row` turns a parsed object into the raw row's business
     columns (without load_id, file, line, loaded_at) or raises RowError."""
@@ -138,10 +138,8 @@ def load_jsonl_file(
     try:
         con.execute("insert into raw.loads values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [load_id, kind, None, None, None, str(path), digest, status, why, len(rows), now])
-        if rows:
-            con.executemany(insert_sql, rows)
-        if rejected:
-            con.executemany("insert into raw.rejected_rows values (?, ?, ?, ?, ?, ?, ?, ?, ?)", rejected)
+        insert_rows(con, table, rows)
+        insert_rows(con, "raw.rejected_rows", rejected)
         validation.insert_outcomes(con, validation.outcome_rows(load_id, kind, kind, outcomes))
         con.execute("commit")
     except BaseException:

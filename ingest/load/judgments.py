@@ -97,5 +97,5 @@ def load_judgments(con, path: Path) -> JsonlLoadResult:
         key_of=lambda row: row[0],
         existing_keys_sql="select judgment_id from raw.loaded_judgments",
         # row = (load_id, source_file, line_number, judgment_id ... record, loaded_at)
-        insert_sql="insert into raw.loaded_judgments values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        table="raw.loaded_judgments",
     )

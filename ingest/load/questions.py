@@ -128,5 +128,5 @@ def load_questions(con, path: Path, cohort: str | None = None) -> JsonlLoadResul
         validate_row=lambda obj: check_question(obj, cases, cohort),
         key_of=lambda row: row[0] + ":" + row[3],
         existing_keys_sql="select question_id || ':' || content_sha256 from raw.questions",
-        insert_sql="insert into raw.questions values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        table="raw.questions",
     )

@@ -55,5 +55,5 @@ def load_responses(con, path: Path) -> JsonlLoadResult:
         validate_row=lambda obj: check_response(obj, questions),
         key_of=lambda row: row[0],
         existing_keys_sql="select response_id from raw.responses",
-        insert_sql="insert into raw.responses values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        table="raw.responses",
     )

@@ -18,6 +18,8 @@ os.environ.setdefault("TQDM_DISABLE", "1")
 
 import pandas as pd  # noqa: E402
 
+from ingest.db import insert_rows  # noqa: E402
+
 PLAIN_NUMBER = r"^\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)\s*$"
 
 
@@ -111,4 +113,4 @@ def outcome_rows(load_id: int, kind: str, suite: str, outcomes: list[Outcome]) -
 
 def insert_outcomes(con, rows: list[tuple]) -> None:
     if rows:
-        con.executemany("insert into raw.validations values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        insert_rows(con, "raw.validations", rows)

@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from ingest.db import require_marts
+from ingest.db import insert_rows, require_marts
 from ingest.errors import InputError
 
 WEIGHTS = {"inaccuracy": 0.4, "htr": 0.2, "air": 0.2, "hbr": 0.2}
@@ -169,11 +169,11 @@ def create_design(con, params: DesignParams) -> tuple[str, list[dict]]:
     con.execute("insert into raw.validation_designs values (?, ?, ?, ?, ?, ?, ?, ?)",
                 [design_id, params.model, params.fraction, params.tau, params.seed, json.dumps(list(params.annotators)),
                  params.simulations, now])
-    con.executemany("insert into raw.validation_cases values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+    insert_rows(con, "raw.validation_cases", [
         [r["design_id"], r["cohort"], r["case_id"], r["inaccuracy"], r["htr"], r["air"], r["hbr"], r["eps"], r["weight"],
          r["inclusion_probability"], r["inclusion_probability_se"], r["sampled"], r["half"], r["draw_order"]] for r in rows])
     pairs = {1: params.annotators[:2], 2: params.annotators[2:]}
-    con.executemany("insert into raw.validation_assignments values (?, ?, ?, ?)", [
+    insert_rows(con, "raw.validation_assignments", [
         [design_id, annotator, r["cohort"], r["case_id"]] for r in rows if r["sampled"] for annotator in pairs[r["half"]]])
     con.execute("commit")
     return design_id, rows

@@ -1,4 +1,6 @@
 """`hindsight load responses`: replayed answers, validated row by row."""
+from datetime import datetime
+
 from conftest import DEMO, query, scalar, write_jsonl
 
 
@@ -31,3 +33,30 @@ def test_responses_load_verbatim_and_bad_rows_are_rejected(cli, warehouse, tmp_p
     stored = query(warehouse, "select model, condition, visibility, answer from raw.responses order by visibility")
     assert stored == [("openai:gpt-x (replay)", "2.1", "full", "true"), ("openai:gpt-x (replay)", "2.1", "masked", "false")]
     assert scalar(warehouse, "select count(*) from raw.rejected_rows where kind = 'responses'") == 4
+
+
+def test_rows_inserted_through_arrow_equal_rows_bound_one_at_a_time():
+    """insert_rows (what every loader appends with) stores what executemany stores, including the
+    values Arrow cannot type as one column: integers beyond 64 bits, a column mixing text and numbers."""
+    import duckdb
+
+    from ingest.db import insert_rows
+    rows = [(1, "a", None, datetime(2026, 1, 2, 3, 4, 5), 2**70, "x", 1.5, True),
+            (2, None, "é\n'\\", None, 3, 7, None, False),
+            (3, "c", "", datetime(2026, 1, 2), -1, None, 2, None)]
+    con = duckdb.connect()
+    typed = [row[:4] + row[6:] for row in rows]              # one Arrow type per column: not row by row
+    for table, columns, values in (("arrow", "big hugeint, mixed varchar, ", rows), ("typed", "", typed)):
+        for how in ("arrow", "bound"):
+            con.execute(f"create table {table}_{how} (i integer, s varchar, t varchar, ts timestamp, {columns}"
+                        "x double, b boolean)")
+        insert_rows(con, f"{table}_arrow", values)
+        con.executemany(f"insert into {table}_bound values ({', '.join('?' * len(values[0]))})", values)
+        stored = con.execute(f"select * from {table}_arrow order by i").fetchall()
+        assert stored == con.execute(f"select * from {table}_bound order by i").fetchall()
+    assert con.execute("select big, mixed, t from arrow_arrow where i = 2").fetchone() == (3, "7", "é\n'\\")
+    assert con.execute("select ts, x from typed_arrow where i = 1").fetchone() == (datetime(2026, 1, 2, 3, 4, 5), 1.5)
+    con.execute("create table numbers (i integer, s varchar)")
+    insert_rows(con, "numbers", [(i, str(i)) for i in range(1000)])
+    insert_rows(con, "numbers", [])
+    assert con.execute("select count(*), sum(i), count(distinct s) from numbers").fetchone() == (1000, 499500, 1000)

@@ -67,6 +67,12 @@ def read_spark(server, names: list[str], out: Path) -> dict[str, pd.DataFrame]:
     return {name: pd.read_parquet(out / f"{name.replace('.', '__')}.parquet") for name in names}
 
 
+def read_marts_and_serving(server, marts: list[str], out: Path) -> tuple[dict, dict]:
+    """MARTS and their serving views, each by mart name."""
+    both = read_spark(server, marts + [f"serving.{m}" for m in marts], out)
+    return {m: both[m] for m in marts}, {m: both[f"serving.{m}"] for m in marts}
+
+
 def differences(db: Path, spark: dict[str, pd.DataFrame]) -> dict[str, list[str]]:
     """Per mart, what differs between DuckDB's table and Spark's (an empty dict: equal)."""
     found = {}
@@ -146,11 +152,10 @@ def test_the_demo_builds_on_spark_equal_to_duckdb_and_an_appended_model_rewrites
 
     built = spark_build(db, server, *bca, *NO_TESTS)
     assert "landing zone" in built.stderr and "target spark_connect" in built.stderr
-    spark = read_spark(server, marts, tmp_path / "first")
+    # the marts, and readers' views (serving.<mart>) over the build's snapshot tables, in one client
+    spark, served = read_marts_and_serving(server, marts, tmp_path / "first")
     assert differences(db, spark) == {}
-    # readers' views (serving.<mart>) over the build's snapshot tables equal the marts too
-    served = read_spark(server, [f"serving.{m}" for m in marts], tmp_path / "served")
-    assert differences(db, {m: served[f"serving.{m}"] for m in marts}) == {}
+    assert differences(db, served) == {}
     assert len(spark["agg_metrics"]) > 100 and spark["agg_validation"]["ci_low"].notna().any()
     assert set(spark["agg_metrics"]["ci_method"]) == {"bca"}
     before = {table: partition_files(server, table) for table in PARTITIONED}
@@ -170,9 +175,9 @@ def test_the_demo_builds_on_spark_equal_to_duckdb_and_an_appended_model_rewrites
         after = partition_files(server, table)
         assert set(after) == set(before[table]) | {"model=sim%3Ahindsight@0.45"}, table
         assert {part: after[part] for part in before[table]} == before[table], f"{table}: another model was rewritten"
-    assert differences(db, read_spark(server, marts, tmp_path / "appended")) == {}
-    served = read_spark(server, [f"serving.{m}" for m in marts], tmp_path / "served-appended")
-    assert differences(db, {m: served[f"serving.{m}"] for m in marts}) == {}
+    spark, served = read_marts_and_serving(server, marts, tmp_path / "appended")
+    assert differences(db, spark) == {}
+    assert differences(db, served) == {}
 
     # the third interval method, on both engines, from the same draws, in blocks of 3 cells and 7
     # replicates on Spark (test_bootstrap.py holds any two block settings equal to the bit)
