@@ -19,8 +19,8 @@ from pathlib import Path
 
 from ingest.build import build
 from ingest.db import connect
-from ingest.demo.simulated_panel import write_panel
-from ingest.llm.hb_audit import Registration, register, run_audit
+from ingest.llm.hb_audit_runner import Registration, register, run_audit
+from ingest.llm.simulators.panel import write_panel
 from ingest.load.hindsightbench import load_hindsightbench
 from ingest.publish.hb_inspection import accept
 

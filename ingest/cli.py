@@ -287,7 +287,7 @@ def generate() -> None:
 @click.option("--cases", help="Comma-separated case ids (default: every case with a narrative).")
 def generate_questions_command(model, base_url, limit, concurrency, cases, **options):
     """Generate 10 questions per case (Appendix C prompt), validate, repair once, load the valid ones."""
-    from ingest.llm.questions import generate_questions
+    from ingest.llm.question_generator import generate_questions
 
     path = warehouse_path()
     with connect() as con:
@@ -575,13 +575,13 @@ def _registry_options(function):
 
 
 def _register(con, model: str, key: str | None, tier: str, options: dict) -> str:
-    from ingest.llm.hb_audit import Registration, default_key, register
+    from ingest.llm.hb_audit_runner import Registration, default_key, register
     from ingest.llm.providers import provider_of
 
     provider_of(model)          # an unknown provider stops here, before a registry row is written
 
     key = key or default_key(model)
-    from ingest.llm.hb_audit import ROW_TIERS
+    from ingest.llm.hb_audit_runner import ROW_TIERS
 
     flags = {name: options.pop(name) for name in ("display", "generation", "serving_quantization", "thinking_regime",
                                                   "retrieval", "parser_version", "vendor_cutoff", "vendor_cutoff_read_on",
@@ -609,7 +609,7 @@ def _registered(con, key: str) -> bool:
 @click.option("--batch", "use_batch", is_flag=True, help="Estimate the cost at the batch rate.")
 def audit_plan(model, tier, key, control, use_batch, **options):
     """The calls a tier needs, what is stored, estimated tokens and cost; registers a new model."""
-    from ingest.llm.hb_audit import plan
+    from ingest.llm.hb_audit_runner import plan
 
     with connect() as con:
         key = _register(con, model, key, tier, {**options, "temperature": None})
@@ -623,7 +623,7 @@ def audit_plan(model, tier, key, control, use_batch, **options):
 @click.option("--retry-truncated", is_flag=True, help="Ask again only the replies cut off at the token limit (give a larger --max-tokens).")
 def audit_run(model, base_url, limit, concurrency, tier, key, control, retry_truncated, **options):
     """Ask a tier's calls through the runner, exactly once; larger tiers wait for the smoke inspection."""
-    from ingest.llm.hb_audit import run_audit
+    from ingest.llm.hb_audit_runner import run_audit
 
     with connect() as con:
         key = _register(con, model, key, tier, options)
@@ -639,7 +639,7 @@ def audit_run(model, base_url, limit, concurrency, tier, key, control, retry_tru
 @click.option("--note", help="With --accept: what the inspection found.")
 def audit_inspect(model, key, accept, note):
     """The smoke replies and their parses; --accept records the inspection."""
-    from ingest.llm.hb_audit import default_key
+    from ingest.llm.hb_audit_runner import default_key
     from ingest.publish import hb_inspection
 
     key = key or default_key(model)

@@ -1,9 +1,9 @@
 """`hindsight demo`: the main job on the embedded, fictional demo corpus.
 
 Reads nothing outside the clone: loads both demo cohorts and their
-questions, and a fictional HindsightBench panel (ingest/demo/simulated_panel.py),
+questions, and a fictional HindsightBench panel (ingest/llm/simulators/panel.py),
 into the warehouse named by HINDSIGHT_DB; labelled simulators answer; simulated
-auditees (ingest/llm/simulated_auditee.py) are audited through the runner
+auditees (ingest/llm/simulators/auditees.py) are audited through the runner
 (register, smoke tier, inspection, full protocol); `dbt build` refreshes the
 marts; it prints a summary, the metrics table and the audit rows and writes the
 HTML report. Loads, answers and audits are idempotent, so running it again adds
@@ -16,11 +16,11 @@ from pathlib import Path
 
 from ingest.build import build
 from ingest.db import connect, serve_path, warehouse_path
-from ingest.demo.simulated_annotators import fill_packet
-from ingest.demo.simulated_panel import write_panel
 from ingest.llm.answer import answer_requests, generate_narratives
-from ingest.llm.hb_audit import Registration, inspected, register, run_audit
+from ingest.llm.hb_audit_runner import Registration, inspected, register, run_audit
 from ingest.llm.judge import judge
+from ingest.llm.simulators.annotators import fill_packet
+from ingest.llm.simulators.panel import write_panel
 from ingest.load.annotations import load_annotations
 from ingest.load.cases import load_cases
 from ingest.load.hindsightbench import load_hindsightbench
@@ -40,7 +40,7 @@ SIMULATORS = ("sim:prospective", "sim:hindsight@0.3", "sim:hindsight@0.6", "sim:
 WARNING_ANSWERERS = ("sim:hindsight@0.3",)
 CLINICAL_ONLY = ["--exclude", *(f"path:models/{layer}/hindsightbench" for layer in ("staging", "intermediate", "marts"))]
 JUDGE = "sim:exact-match"   # a labelled exact-match judge for the free responses
-# simulated auditees and the tier each is audited at (ingest/llm/simulated_auditee.py: planted triggers
+# simulated auditees and the tier each is audited at (ingest/llm/simulators/auditees.py: planted triggers
 # and cutoffs); the first also asks the W72 control arm
 AUDITS = (("sim:audit-trigger", "full"), ("sim:audit-recall-only", "full-1rep"), ("sim:audit-late", "full"),
           ("sim:audit-guessing", "reduced"), ("sim:audit-fragile", "full-1rep"), ("sim:audit-trigger-bf16", "full"))
@@ -49,7 +49,7 @@ AUDITS = (("sim:audit-trigger", "full"), ("sim:audit-recall-only", "full-1rep"),
 SERVING_VARIANTS = {"audit-trigger-bf16": "audit-trigger"}
 REPROBED = ("audit-trigger",)
 # human validation (Appendix G): the error-enriched sample of the planted-hindsight model, assessed by
-# four simulated annotators (labelled) who agree at the planted rates of ingest/demo/simulated_annotators.py
+# four simulated annotators (labelled) who agree at the planted rates of ingest/llm/simulators/annotators.py
 VALIDATION = DesignParams("sim:hindsight@0.3", fraction=0.5, annotators=(
     "simulated-annotator-1", "simulated-annotator-2", "simulated-annotator-3", "simulated-annotator-4"))
 

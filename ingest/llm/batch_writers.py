@@ -6,7 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from ingest.llm.answer import answer_writer, narrative_writer
-from ingest.llm.hb_audit import audit_writer, registered_key
+from ingest.llm.hb_audit_runner import audit_writer, registered_key
 from ingest.llm.judge import judgment_writer
 
 

@@ -23,7 +23,7 @@ from urllib.parse import urlparse
 from ingest.errors import InputError
 from ingest.llm.capabilities import capability, request_arguments
 from ingest.llm.local_servers import KINDS, ContextOverflow, LocalServer, ServerKind, overflow_window
-from ingest.llm.simulators import Simulator
+from ingest.llm.simulators.answerers import Simulator
 
 # why a reply ended on the output token limit, as each API says it
 TRUNCATED = {"length", "max_tokens", "max_output_tokens"}

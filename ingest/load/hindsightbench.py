@@ -53,32 +53,39 @@ def _model_digest(directory: Path) -> str:
     return digest.hexdigest()
 
 
+@dataclass
+class _ReleaseRows:
+    """The raw rows one call appends, per table, in the tables' column order; `reject` quarantines."""
+    load_id: int
+    now: datetime
+    tables: dict[str, list] = field(default_factory=lambda: {table: [] for table in (
+        "loads", "hb_cells", "hb_sketches", "hb_responses", "hb_panel_requests", "hb_postcutoff_snapshots",
+        "hb_date_probes", "hb_lap_probes", "hb_panel_dates", "hb_spx", "rejected_rows")})
+
+    def __getitem__(self, table: str) -> list:
+        return self.tables[table]
+
+    def reject(self, path: Path, line: int, reason: str, text: str) -> None:
+        self["rejected_rows"].append((self.load_id, "hindsightbench", str(path), line, "(line)", reason,
+                                      "inspect the file; the line is kept here and left out of the metrics",
+                                      text[:2000], self.now))
+
+
 def load_hindsightbench(con, root: Path, models: list[str] | None = None) -> HindsightBenchLoad:
+    """Read the release at ROOT (its MODELS, or every model folder), quarantine what is malformed, and
+    append it all in one transaction; a model folder loaded before with the same bytes is passed over."""
     root = Path(root).resolve()
-    bench = root / "hindsight" / "outputs" / "bench"
-    panel = root / "macrochain" / "data" / "processed" / "sketches_panel.jsonl"
-    spx = root / "macrochain" / "data" / "processed" / "spx_target_new.parquet"
-    for required in (panel, spx):
-        if not required.exists():
-            raise InputError(required, "missing from the release layout",
-                             "pass the release root holding macrochain/data/processed (and hindsight/outputs/bench)")
+    bench, panel, spx = _release_paths(root)
     available = sorted(p.name for p in bench.iterdir() if p.is_dir()) if bench.exists() else []
     wanted = models or available
     unknown = [m for m in wanted if m not in available]
     if unknown:
         raise InputError(bench, f"no model folder {', '.join(unknown)}", f"choose from {', '.join(available)}")
-    now = datetime.now(timezone.utc).replace(tzinfo=None)
-    load_id = next_load_id(con)
-    result = HindsightBenchLoad(load_id)
+    rows = _ReleaseRows(next_load_id(con), datetime.now(timezone.utc).replace(tzinfo=None))
+    result = HindsightBenchLoad(rows.load_id)
     result.ignored = sorted(str(p.relative_to(root)) for p in bench.iterdir() if p.is_file()) if bench.exists() else []
     seen = {(r[0], r[1]) for r in con.execute(
         "select case_id, file_sha256 from raw.loads where kind = 'hindsightbench'").fetchall()}
-    loads, cells, sketches, date_probes, lap_probes, replies, rejected = [], [], [], [], [], [], []
-
-    def reject(path: Path, line: int, reason: str, text: str):
-        rejected.append((load_id, "hindsightbench", str(path), line, "(line)", reason,
-                         "inspect the file; the line is kept here and left out of the metrics", text[:2000], now))
-
     for model in wanted:
         directory = bench / model
         digest = _model_digest(directory)
@@ -86,89 +93,119 @@ def load_hindsightbench(con, root: Path, models: list[str] | None = None) -> Hin
             result.already_loaded.append(model)
             continue
         result.models.append(model)
-        loads.append((load_id, "hindsightbench", None, None, model, str(directory), digest, "loaded", None, None, now))
-        for arm in ARMS:
-            for rep_dir in sorted((directory / arm).glob("rep*")) if (directory / arm).exists() else []:
-                rep = int(rep_dir.name[3:]) if rep_dir.name[3:].isdigit() else None
-                for cell in sorted(rep_dir.iterdir()):
-                    if not cell.is_dir() or not DATE.match(cell.name) or rep is None:
-                        reject(cell, 0, "not an arm cell (<arm>/rep<k>/<YYYY-MM-DD>/)", cell.name)
-                        continue
-                    meta_path, sketch_path = cell / "03_run_meta.json", cell / "01_sketches_valid.json"
-                    if (cell / "04_raw_response.txt").exists():
-                        # the whole reply: where it is kept, its parse (dbt) decides the cell
-                        replies.append((load_id, model, "release", "arm", arm, cell.name, rep, 0, None, None,
-                                        (cell / "04_raw_response.txt").read_text(), None, now, "protocol", None))
-                    valid = invalid = None
-                    status = "empty"
-                    if sketch_path.exists():
-                        try:
-                            items = json.loads(sketch_path.read_text())
-                            meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
-                            valid, invalid = meta.get("valid_count"), meta.get("invalid_count")
-                            status = "sketches"
-                            for index, item in enumerate(items):
-                                sketches.append((load_id, model, arm, rep, cell.name, index,
-                                                 item.get("direction") if isinstance(item, dict) else None,
-                                                 item.get("hypothesis_id") if isinstance(item, dict) else None))
-                        except (json.JSONDecodeError, AttributeError, TypeError) as error:
-                            reject(sketch_path, 0, f"unreadable sketches ({error})", sketch_path.read_text()[:2000])
-                    elif (cell / "99_parse_error.txt").exists():
-                        status = "parse_error"
-                    cells.append((load_id, model, arm, rep, cell.name, str(cell), status, valid, invalid, now))
-        for name, target in (("date_probe_results.jsonl", date_probes), ("lap_probe_results.jsonl", lap_probes)):
-            path = directory / name
-            if not path.exists():
-                reject(path, 0, "probe file missing", "")
-                continue
-            for number, line in enumerate(path.read_text().splitlines(), start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                    date = record["decision_date"]
-                    if not isinstance(date, str) or not DATE.match(date):
-                        raise ValueError(f"decision_date {date!r}")
-                except (json.JSONDecodeError, KeyError, ValueError, TypeError) as error:
-                    reject(path, number, f"malformed probe line ({error})", line)
-                    continue
-                if target is date_probes:
-                    target.append((load_id, model, number, date, record.get("estimated_date"), record.get("raw")))
-                else:
-                    target.append((load_id, model, number, date, record.get("rep"), record.get("answer"), "protocol", None))
-
+        rows["loads"].append((rows.load_id, "hindsightbench", None, None, model, str(directory), digest, "loaded",
+                              None, None, rows.now))
+        _read_arm_cells(directory, model, rows)
+        _read_probes(directory, model, rows)
     for model in wanted:
-        loads += _lap_reprobes(root, model, load_id, now, seen, lap_probes, reject)
-
-    panel_dates, spx_rows = [], []
+        rows["loads"].extend(_lap_reprobes(root, model, rows.load_id, rows.now, seen, rows["hb_lap_probes"], rows.reject))
     if not con.execute("select count(*) from raw.hb_panel_dates").fetchone()[0]:
-        dates = set()
-        for number, line in enumerate(panel.read_text().splitlines(), start=1):
-            try:
-                dates.add(json.loads(line)["decision_date"])
-            except (json.JSONDecodeError, KeyError, TypeError):
-                reject(panel, number, "malformed panel line", line)
-        panel_dates = [(load_id, d) for d in sorted(dates)]
-        spx_rows = con.execute(f"""select {load_id}, strftime(cast(date as date), '%Y-%m-%d'), forward_return_20d
-                                   from read_parquet(?) order by date""", [str(spx)]).fetchall()
+        _read_panel_dates(con, panel, spx, rows)
+    panel_loads, requests, snapshots = _panel_inputs(con, root, rows.load_id, rows.now, rows.reject)
+    rows["loads"].extend(panel_loads)
+    rows["hb_panel_requests"].extend(requests)
+    rows["hb_postcutoff_snapshots"].extend(snapshots)
+    _append(con, rows)
+    result.cells, result.sketches, result.replies = len(rows["hb_cells"]), len(rows["hb_sketches"]), len(rows["hb_responses"])
+    result.panel_requests, result.snapshot_dates = len(requests), len({row[1] for row in snapshots})
+    result.probe_lines = len(rows["hb_date_probes"]) + len(rows["hb_lap_probes"])
+    result.quarantined = len(rows["rejected_rows"])
+    return result
 
-    panel_loads, requests, snapshots = _panel_inputs(con, root, load_id, now, reject)
-    loads += panel_loads
+
+def _release_paths(root: Path) -> tuple[Path, Path, Path]:
+    """The release's model folders, panel dates and S&P 500 labels; the latter two are required."""
+    bench = root / "hindsight" / "outputs" / "bench"
+    panel = root / "macrochain" / "data" / "processed" / "sketches_panel.jsonl"
+    spx = root / "macrochain" / "data" / "processed" / "spx_target_new.parquet"
+    for required in (panel, spx):
+        if not required.exists():
+            raise InputError(required, "missing from the release layout",
+                             "pass the release root holding macrochain/data/processed (and hindsight/outputs/bench)")
+    return bench, panel, spx
+
+
+def _read_arm_cells(directory: Path, model: str, rows: _ReleaseRows) -> None:
+    """A model's arm cells (<arm>/rep<k>/<YYYY-MM-DD>/): each cell's status, its valid sketches, and its
+    whole reply where the release kept one (dbt parses it and decides the cell)."""
+    for arm in ARMS:
+        for rep_dir in sorted((directory / arm).glob("rep*")) if (directory / arm).exists() else []:
+            rep = int(rep_dir.name[3:]) if rep_dir.name[3:].isdigit() else None
+            for cell in sorted(rep_dir.iterdir()):
+                if not cell.is_dir() or not DATE.match(cell.name) or rep is None:
+                    rows.reject(cell, 0, "not an arm cell (<arm>/rep<k>/<YYYY-MM-DD>/)", cell.name)
+                    continue
+                meta_path, sketch_path = cell / "03_run_meta.json", cell / "01_sketches_valid.json"
+                if (cell / "04_raw_response.txt").exists():
+                    rows["hb_responses"].append((rows.load_id, model, "release", "arm", arm, cell.name, rep, 0, None, None,
+                                                 (cell / "04_raw_response.txt").read_text(), None, rows.now, "protocol", None))
+                valid = invalid = None
+                status = "empty"
+                if sketch_path.exists():
+                    try:
+                        items = json.loads(sketch_path.read_text())
+                        meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+                        valid, invalid = meta.get("valid_count"), meta.get("invalid_count")
+                        status = "sketches"
+                        for index, item in enumerate(items):
+                            rows["hb_sketches"].append((rows.load_id, model, arm, rep, cell.name, index,
+                                                        item.get("direction") if isinstance(item, dict) else None,
+                                                        item.get("hypothesis_id") if isinstance(item, dict) else None))
+                    except (json.JSONDecodeError, AttributeError, TypeError) as error:
+                        rows.reject(sketch_path, 0, f"unreadable sketches ({error})", sketch_path.read_text()[:2000])
+                elif (cell / "99_parse_error.txt").exists():
+                    status = "parse_error"
+                rows["hb_cells"].append((rows.load_id, model, arm, rep, cell.name, str(cell), status, valid, invalid, rows.now))
+
+
+def _read_probes(directory: Path, model: str, rows: _ReleaseRows) -> None:
+    """A model's date and LAP probe lines (the protocol's probe set); a missing file or a line without a
+    decision date is quarantined."""
+    for name, table in (("date_probe_results.jsonl", "hb_date_probes"), ("lap_probe_results.jsonl", "hb_lap_probes")):
+        path = directory / name
+        if not path.exists():
+            rows.reject(path, 0, "probe file missing", "")
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                date = record["decision_date"]
+                if not isinstance(date, str) or not DATE.match(date):
+                    raise ValueError(f"decision_date {date!r}")
+            except (json.JSONDecodeError, KeyError, ValueError, TypeError) as error:
+                rows.reject(path, number, f"malformed probe line ({error})", line)
+                continue
+            if table == "hb_date_probes":
+                rows[table].append((rows.load_id, model, number, date, record.get("estimated_date"), record.get("raw")))
+            else:
+                rows[table].append((rows.load_id, model, number, date, record.get("rep"), record.get("answer"), "protocol", None))
+
+
+def _read_panel_dates(con, panel: Path, spx: Path, rows: _ReleaseRows) -> None:
+    """The panel's decision dates and the S&P 500 labels, loaded once per warehouse."""
+    dates = set()
+    for number, line in enumerate(panel.read_text().splitlines(), start=1):
+        try:
+            dates.add(json.loads(line)["decision_date"])
+        except (json.JSONDecodeError, KeyError, TypeError):
+            rows.reject(panel, number, "malformed panel line", line)
+    rows["hb_panel_dates"].extend((rows.load_id, d) for d in sorted(dates))
+    rows["hb_spx"].extend(con.execute(f"""select {rows.load_id}, strftime(cast(date as date), '%Y-%m-%d'), forward_return_20d
+                                          from read_parquet(?) order by date""", [str(spx)]).fetchall())
+
+
+def _append(con, rows: _ReleaseRows) -> None:
+    """Every table's rows in one transaction: a failure appends nothing."""
     con.execute("begin transaction")
     try:
-        for table, rows in (("loads", loads), ("hb_cells", cells), ("hb_sketches", sketches), ("hb_responses", replies),
-                            ("hb_panel_requests", requests), ("hb_postcutoff_snapshots", snapshots),
-                            ("hb_date_probes", date_probes), ("hb_lap_probes", lap_probes),
-                            ("hb_panel_dates", panel_dates), ("hb_spx", spx_rows), ("rejected_rows", rejected)):
-            insert_rows(con, f"raw.{table}", rows)
+        for table, values in rows.tables.items():
+            insert_rows(con, f"raw.{table}", values)
         con.execute("commit")
     except BaseException:
         con.execute("rollback")
         raise
-    result.cells, result.sketches, result.replies = len(cells), len(sketches), len(replies)
-    result.panel_requests, result.snapshot_dates = len(requests), len({row[1] for row in snapshots})
-    result.probe_lines, result.quarantined = len(date_probes) + len(lap_probes), len(rejected)
-    return result
 
 
 def _lap_reprobes(root: Path, model: str, load_id: int, now, seen: set, lap_probes: list, reject) -> list:

@@ -1,7 +1,7 @@
 """Auditing a new model with HindsightBench inside the warehouse (issue 14): plan, smoke, inspection
 gate, tiers asked exactly once through the runner against loopback OpenAI and Anthropic servers
 (direct and batch), truncated replies, and one path for released and collected replies. Runs on
-the fictional demo panel (ingest/demo/simulated_panel.py), so it needs nothing outside the clone;
+the fictional demo panel (ingest/llm/simulators/panel.py), so it needs nothing outside the clone;
 the byte-level and parser golden tests on the release are in test_hindsightbench.py."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 from conftest import hindsight, new_warehouse, query, scalar
 from fake_llm_server import FakeLLMServer
-from ingest.demo.simulated_panel import write_panel
+from ingest.llm.simulators.panel import write_panel
 from ingest.stats.hb_parsers import parse_lap, parse_rec
 
 pytestmark = pytest.mark.slow

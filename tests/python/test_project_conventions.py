@@ -147,7 +147,7 @@ def test_every_requests_mart_is_read_by_an_exposed_runner(manifest):
 def test_the_runners_read_their_prompts_from_requests_marts_only():
     """The commands that ask models select from requests marts (and the raw ledger), nothing else;
     dim_questions and int_hb_dates only for the hidden fields a labelled simulator needs, never for a prompt."""
-    for module in ("answer", "judge", "questions", "hb_audit"):
+    for module in ("answer", "judge", "question_generator", "hb_audit_runner"):
         source = (PROJECT / "ingest" / "llm" / f"{module}.py").read_text()
         relations = set(re.findall(r"\b(?:from|join)\s+((?:main\.|staging\.|intermediate\.)?(?:fct|dim|agg|int|stg)_\w+)",
                                    source))

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import assert_dbt_passed, hindsight, new_warehouse
 from ingest.demo.run import load_demo
-from ingest.demo.simulated_annotators import fill_packet
+from ingest.llm.simulators.annotators import fill_packet
 
 pytestmark = pytest.mark.slow
 

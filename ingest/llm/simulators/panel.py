@@ -19,7 +19,7 @@ from pathlib import Path
 
 import duckdb
 
-from ingest.llm.simulated_auditee import crisis_dates
+from ingest.llm.simulators.auditees import crisis_dates
 
 PRE = [f"{year}-{month:02d}-15" for year in range(2005, 2025) for month in range(1, 13)]
 POST = [f"{year}-{month:02d}-15" for year, months in ((2025, range(1, 13)), (2026, range(1, 7))) for month in months]

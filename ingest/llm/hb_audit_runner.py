@@ -25,7 +25,7 @@ from ingest.errors import InputError
 from ingest.llm.profiles import Overrides, SettingsResolver
 from ingest.llm.providers import Completion, SimulatedModel, make_provider
 from ingest.llm.runner import Job, RunSummary, run_jobs
-from ingest.llm.simulated_auditee import AUDITEES, SimulatedAuditee
+from ingest.llm.simulators.auditees import AUDITEES, SimulatedAuditee
 
 TIERS = {"smoke": "in_smoke", "reduced": "in_reduced", "full-1rep": "in_full_1rep", "full": "in_full",
          # the re-probes a LAP sensitivity check needs (hindsightbench.md §7.2); not a row's tier
