@@ -1,16 +1,22 @@
-"""Generates the marts reference from the dbt YAML, the dbt vars reference from dbt_project.yml and
-the environment reference from ingest/config.py, at every `mkdocs build` (mkdocs-gen-files).
+"""Generates the marts reference from the dbt YAML, the dbt vars reference from dbt_project.yml, the
+environment reference from ingest/config.py, the seeds reference from seeds/ and the raw schema from
+the DDL that creates it (ingest/db.py) and the sources YAML, at every `mkdocs build` (mkdocs-gen-files).
 
 Nothing here is written by hand: a mart, column, description or test added to models/marts/ appears
 in the docs without anyone remembering to document it.
 """
 from __future__ import annotations
 
+import csv
 import json
+from pathlib import Path
 
+import duckdb
 import mkdocs_gen_files
+import yaml
 
 from ingest.config import ENVIRONMENT
+from ingest.db import RAW_DDL
 from ingest.publish.marts import public_mart_properties, singular_tests_of
 from ingest.publish.project_vars import project_vars
 
@@ -103,6 +109,64 @@ def render_environment() -> str:
     return "\n".join(lines) + "\n"
 
 
+PROJECT = Path(__file__).resolve().parents[1]
+
+
+def render_seeds() -> str:
+    """Each seed: what it is, its columns (the YAML's descriptions) and rows, from seeds/."""
+    seeds = yaml.safe_load((PROJECT / "seeds" / "_seeds.yml").read_text())["seeds"]
+    lines = ["# Seeds reference", "",
+             "Generated from `seeds/` at every docs build: the project's reference tables, versioned with the code "
+             "and loaded by every build (`dbt seed`). Edit the CSV to change one; its YAML entry (`seeds/_seeds.yml`) "
+             "says what each column means and holds the tests that guard it.", ""]
+    lines += [f"- [`{seed['name']}`](#{seed['name']})" for seed in sorted(seeds, key=lambda seed: seed["name"])] + [""]
+    for seed in sorted(seeds, key=lambda seed: seed["name"]):
+        with (PROJECT / "seeds" / f"{seed['name']}.csv").open(newline="") as handle:
+            header, *rows = list(csv.reader(handle))
+        described = {column["name"]: column for column in seed.get("columns") or []}
+        types = (seed.get("config") or {}).get("column_types") or {}
+        lines += [f"## {seed['name']}", "", f"`seeds/{seed['name']}.csv`, {len(rows)} rows.", "",
+                  _one_line(seed.get("description")), "",
+                  "| column | type | description | checks |", "| --- | --- | --- | --- |"]
+        for name in header:
+            column = described.get(name, {})
+            lines.append(f"| `{name}` | {types.get(name, '')} | {_one_line(column.get('description'))} | {_column_checks(column)} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def render_raw() -> str:
+    """Each raw table: what it holds (the sources YAML) and its columns and types, as the DDL that creates
+    it in every warehouse (ingest/db.py RAW_DDL) declares them."""
+    sources = yaml.safe_load((PROJECT / "models" / "staging" / "raw" / "_raw__sources.yml").read_text())["sources"]
+    tables = {table["name"]: table for source in sources if source["name"] == "raw" for table in source["tables"]}
+    with duckdb.connect() as con:
+        con.execute(RAW_DDL)
+        columns = con.execute("""select table_name, column_name, data_type from information_schema.columns
+                                 where table_schema = 'raw' order by table_name, ordinal_position""").fetchall()
+    lines = ["# Raw schema reference", "",
+             "Generated at every docs build from the DDL that creates the `raw` schema in every warehouse "
+             "(`ingest/db.py`) and the source descriptions (`models/staging/raw/_raw__sources.yml`). The raw "
+             "tables are append-only: the `hindsight` commands write them (each row with the `load_id` of the "
+             "command that wrote it), and the staging models are the only readers. What each input file must "
+             "hold is in [Bring your own data](../your-data.md).", ""]
+    names = sorted({table for table, _, _ in columns})
+    lines += ["- " + ", ".join(f"[`{name}`](#{name})" for name in names), ""]
+    for name in names:
+        table = tables.get(name, {})
+        described = {column["name"]: column.get("description") for column in table.get("columns") or []}
+        lines += [f"## {name}", "", _one_line(table.get("description")) or "(the CLI's own bookkeeping: no model reads it)", "",
+                  "| column | type | description |", "| --- | --- | --- |"]
+        lines += [f"| `{column}` | {data_type} | {_one_line(described.get(column))} |"
+                  for table_name, column, data_type in columns if table_name == name]
+        lines.append("")
+    return "\n".join(lines)
+
+
+with mkdocs_gen_files.open("reference/seeds.md", "w") as handle:
+    handle.write(render_seeds())
+with mkdocs_gen_files.open("reference/raw.md", "w") as handle:
+    handle.write(render_raw())
 with mkdocs_gen_files.open("reference/marts.md", "w") as handle:
     handle.write(render())
 with mkdocs_gen_files.open("reference/vars.md", "w") as handle:

@@ -13,11 +13,13 @@ import tomllib
 from pathlib import Path
 
 import click
+import duckdb
 import yaml
 
 from conftest import PROJECT
 from ingest.cli import main
 from ingest.config import __version__
+from ingest.db import RAW_DDL
 from ingest.publish.marts import public_mart_properties
 
 QUIET = {"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
@@ -70,6 +72,18 @@ def test_the_site_builds_strictly_with_generated_references(tmp_path):
     for path, _ in commands():
         assert f'id="hindsight-{"-".join(path)}"' in cli, path
     assert "--retry-truncated" in cli and "--vendor-cutoff" in cli
+    # every seed and every raw table, with each of its columns, as the CSVs and the DDL have them
+    seeds = (tmp_path / "site" / "reference" / "seeds" / "index.html").read_text()
+    for csv_file in (PROJECT / "seeds").glob("*.csv"):
+        assert f'id="{csv_file.stem}"' in seeds, csv_file.stem
+        for column in csv_file.read_text().splitlines()[0].split(","):
+            assert f"<code>{column}</code>" in seeds, (csv_file.stem, column)
+    raw = (tmp_path / "site" / "reference" / "raw" / "index.html").read_text()
+    with duckdb.connect() as con:
+        con.execute(RAW_DDL)
+        for table, column in con.execute("select table_name, column_name from information_schema.columns "
+                                         "where table_schema = 'raw'").fetchall():
+            assert f'id="{table}"' in raw and f"<code>{column}</code>" in raw, (table, column)
 
 
 def test_a_broken_link_fails_the_build(tmp_path):
