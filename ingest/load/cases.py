@@ -64,6 +64,64 @@ def choose_tts_files(directory: Path) -> tuple[dict[str, Path], list[tuple[Path,
 
 
 def load_cases(con, cohort: str, narratives: Path | None, tts: dict[str, Path]) -> CasesLoadResult:
+    """Load a cohort's narratives and TTS files in one transaction: a file already loaded with the same
+    bytes is passed over, a TTS file the checks reject is recorded with its reasons, never dropped."""
+    _check_arguments(cohort, narratives, tts)
+    seen = {
+        (row[0], row[1] or "", row[2], row[3])
+        for row in con.execute(
+            "select kind, source, case_id, file_sha256 from raw.loads where cohort = ?", [cohort]
+        ).fetchall()
+    }
+    load = _CasesLoad(next_load_id(con), cohort, _now(), seen)
+    result = CasesLoadResult(load.load_id)
+    if narratives is not None:
+        _read_narratives(Path(narratives), load, result)
+    files, records = _read_tts(tts, load, result)
+    file_outcomes = validation.run_checks("tts_files", _file_summary(files), validation.TTS_FILE_CHECKS)
+    record_outcomes = validation.run_checks("tts_records", records[["event_text", "time_text"]], validation.TTS_RECORD_CHECKS)
+    file_status = _tts_file_status(files, file_outcomes, load, result)
+    result.records = len(records)
+    con.execute("begin transaction")
+    try:
+        insert_rows(con, "raw.loads", load.loads)
+        insert_rows(con, "raw.narratives", load.narratives)
+        if len(records):
+            con.register("incoming_records", records)
+            con.register("incoming_files", file_status)
+            con.execute(
+                """
+                insert into raw.tts_records
+                select ?, ?, f.case_id, f.source, r.source_file, f.file_format, f.file_status,
+                       r.line_number, r.record_text, r.n_fields, r.event_text, r.time_text, ?
+                from incoming_records as r
+                inner join incoming_files as f on f.source_file = r.source_file and f.source = r.source
+                """,
+                [load.load_id, cohort, load.now],
+            )
+        if load.loads:
+            validation.insert_outcomes(con, validation.outcome_rows(load.load_id, "tts", "tts_files", file_outcomes)
+                                       + validation.outcome_rows(load.load_id, "tts", "tts_records", record_outcomes))
+        con.execute("commit")
+    except BaseException:
+        con.execute("rollback")
+        raise
+    return result
+
+
+@dataclass
+class _CasesLoad:
+    """One call's load id, cohort and time, the files loaded before (kind, source, case, sha256), and
+    the raw.loads and raw.narratives rows it appends."""
+    load_id: int
+    cohort: str
+    now: datetime
+    seen: set
+    loads: list[tuple] = field(default_factory=list)
+    narratives: list[tuple] = field(default_factory=list)
+
+
+def _check_arguments(cohort: str, narratives: Path | None, tts: dict[str, Path]) -> None:
     if not cohort.strip():
         raise InputError("--cohort", "cohort name is empty", "pass --cohort NAME")
     for source, directory in tts.items():
@@ -76,31 +134,25 @@ def load_cases(con, cohort: str, narratives: Path | None, tts: dict[str, Path]) 
     if narratives is None and not tts:
         raise InputError("hindsight load cases", "nothing to load", "pass --narratives DIR and/or --tts H=DIR")
 
-    seen = {
-        (row[0], row[1] or "", row[2], row[3])
-        for row in con.execute(
-            "select kind, source, case_id, file_sha256 from raw.loads where cohort = ?", [cohort]
-        ).fetchall()
-    }
-    load_id = next_load_id(con)
-    result = CasesLoadResult(load_id)
-    now = _now()
-    load_rows: list[tuple] = []
-    narrative_rows: list[tuple] = []
 
-    if narratives is not None:
-        for path in sorted(Path(narratives).glob("*.txt")):
-            path = path.resolve()
-            digest = _sha256(path)
-            if ("narrative", "", case_id_for(path), digest) in seen:
-                result.already_loaded += 1
-                continue
-            text, encoding = read_text(path)
-            case_id = case_id_for(path)
-            narrative_rows.append((load_id, cohort, case_id, str(path), encoding, text, now))
-            load_rows.append((load_id, "narrative", cohort, None, case_id, str(path), digest, "loaded", None, 1, now))
-        result.narratives = len(narrative_rows)
+def _read_narratives(directory: Path, load: _CasesLoad, result: CasesLoadResult) -> None:
+    """Each new narrative file (*.txt), its text as read with its encoding."""
+    for path in sorted(directory.glob("*.txt")):
+        path = path.resolve()
+        digest = _sha256(path)
+        if ("narrative", "", case_id_for(path), digest) in load.seen:
+            result.already_loaded += 1
+            continue
+        text, encoding = read_text(path)
+        case_id = case_id_for(path)
+        load.narratives.append((load.load_id, load.cohort, case_id, str(path), encoding, text, load.now))
+        load.loads.append((load.load_id, "narrative", load.cohort, None, case_id, str(path), digest, "loaded", None, 1, load.now))
+    result.narratives = len(load.narratives)
 
+
+def _read_tts(tts: dict[str, Path], load: _CasesLoad, result: CasesLoadResult) -> tuple[list[dict], pd.DataFrame]:
+    """The new TTS files of each source, one row per file with what the file checks need, and their
+    records; a file passed over (choose_tts_files) is recorded as skipped with its reason."""
     files: list[dict] = []
     record_frames: list[pd.DataFrame] = []
     for source, directory in tts.items():
@@ -108,14 +160,15 @@ def load_cases(con, cohort: str, narratives: Path | None, tts: dict[str, Path]) 
         for path, reason in skipped:
             path = path.resolve()
             digest = _sha256(path)
-            if ("tts", source, case_id_for(path), digest) in seen:
+            if ("tts", source, case_id_for(path), digest) in load.seen:
                 continue
-            load_rows.append((load_id, "tts", cohort, source, case_id_for(path), str(path), digest, "skipped", reason, 0, now))
+            load.loads.append((load.load_id, "tts", load.cohort, source, case_id_for(path), str(path), digest, "skipped",
+                               reason, 0, load.now))
             result.skipped.append((str(path), reason))
         for case_id, path in sorted(chosen.items()):
             path = path.resolve()
             digest = _sha256(path)
-            if ("tts", source, case_id, digest) in seen:
+            if ("tts", source, case_id, digest) in load.seen:
                 result.already_loaded += 1
                 continue
             parsed = read_tts_file(path)
@@ -133,20 +186,24 @@ def load_cases(con, cohort: str, narratives: Path | None, tts: dict[str, Path]) 
                 "n_numeric_time": int(frame["time_text"].fillna("").str.match(_NUMBER).sum()) if len(frame) else 0,
             })
             record_frames.append(frame)
-
-    summary = pd.DataFrame(files, columns=["source", "case_id", "source_file", "sha256", "file_format",
-                                           "structure_error", "has_required_fields", "n_records", "n_numeric_time"])
     records = pd.concat(record_frames, ignore_index=True) if record_frames else pd.DataFrame(
         columns=["source", "source_file", "line_number", "record_text", "n_fields", "event_text", "time_text"])
+    return files, records
 
-    file_outcomes = validation.run_checks("tts_files", summary, validation.TTS_FILE_CHECKS)
-    record_outcomes = validation.run_checks("tts_records", records[["event_text", "time_text"]], validation.TTS_RECORD_CHECKS)
+
+def _file_summary(files: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame(files, columns=["source", "case_id", "source_file", "sha256", "file_format",
+                                        "structure_error", "has_required_fields", "n_records", "n_numeric_time"])
+
+
+def _tts_file_status(files: list[dict], file_outcomes: list, load: _CasesLoad, result: CasesLoadResult) -> pd.DataFrame:
+    """Each TTS file loaded or rejected (its structure error and every failed file check, as one reason),
+    as raw.loads rows and as the status its records are stored with."""
     reasons: dict[int, list[str]] = defaultdict(list)
     for outcome in file_outcomes:
         for index in outcome.unexpected_index:
             reasons[index].append(outcome.check.message)
-
-    tts_rows = []
+    statuses = []
     for index, info in enumerate(files):
         rejected = index in reasons
         why = None
@@ -155,37 +212,8 @@ def load_cases(con, cohort: str, narratives: Path | None, tts: dict[str, Path]) 
             result.rejected.append((info["source_file"], why))
         else:
             result.tts_files += 1
-        load_rows.append((load_id, "tts", cohort, info["source"], info["case_id"], info["source_file"], info["sha256"],
-                          "rejected" if rejected else "loaded", why, info["n_records"], now))
-        tts_rows.append((info["source_file"], info["source"], info["case_id"], info["file_format"],
+        load.loads.append((load.load_id, "tts", load.cohort, info["source"], info["case_id"], info["source_file"], info["sha256"],
+                           "rejected" if rejected else "loaded", why, info["n_records"], load.now))
+        statuses.append((info["source_file"], info["source"], info["case_id"], info["file_format"],
                          "rejected" if rejected else "loaded"))
-    result.records = len(records)
-
-    file_info = pd.DataFrame(tts_rows, columns=["source_file", "source", "case_id", "file_format", "file_status"])
-    con.execute("begin transaction")
-    try:
-        if load_rows:
-            insert_rows(con, "raw.loads", load_rows)
-        if narrative_rows:
-            insert_rows(con, "raw.narratives", narrative_rows)
-        if len(records):
-            con.register("incoming_records", records)
-            con.register("incoming_files", file_info)
-            con.execute(
-                """
-                insert into raw.tts_records
-                select ?, ?, f.case_id, f.source, r.source_file, f.file_format, f.file_status,
-                       r.line_number, r.record_text, r.n_fields, r.event_text, r.time_text, ?
-                from incoming_records as r
-                inner join incoming_files as f on f.source_file = r.source_file and f.source = r.source
-                """,
-                [load_id, cohort, now],
-            )
-        if load_rows:
-            validation.insert_outcomes(con, validation.outcome_rows(load_id, "tts", "tts_files", file_outcomes)
-                                       + validation.outcome_rows(load_id, "tts", "tts_records", record_outcomes))
-        con.execute("commit")
-    except BaseException:
-        con.execute("rollback")
-        raise
-    return result
+    return pd.DataFrame(statuses, columns=["source_file", "source", "case_id", "file_format", "file_status"])
