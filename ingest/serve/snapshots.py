@@ -10,14 +10,17 @@ opens it for writing (it is rewritten, by rename, only when the marts' columns c
 keep their connections across builds and each query reads the snapshot the pointer names.
 
 A view cannot name its file through a link that a publish switches, nor list a folder a file is
-removed from: DuckDB opens a query's files more than once (to bind, then to scan), so a fixed path
-read one snapshot's metadata and the next one's bytes, and a listed name could be gone when it was
-opened. Instead `live/` holds SLOTS files per mart, `<mart>-slot<k>.parquet`, that always exist:
-a publish renames a hard link to its file over the next slot, then points the pointer at that slot,
-and each view reads the glob `live/<mart>-*.parquet` and keeps the rows of the slot the pointer
-names. A slot is overwritten only SLOTS publishes after it was named, so a query that read the
-pointer opens the snapshot it named, and a file it lists is always there. `<mart>-0-schema.parquet`,
-empty, sorts first: DuckDB takes the view's columns from the first file it lists.
+removed from while a query runs: DuckDB opens a query's files more than once (to bind, then to
+scan), so a fixed path read one snapshot's metadata and the next one's bytes, and a listed name
+could be gone when it was opened. Instead each publish adds a slot to `live/`: a hard link to each
+mart's file, `<mart>-slot<k>.parquet`, under a name no file had before (k is the publish time in
+microseconds, above every earlier slot); then it points the pointer at that slot. Each view reads
+the glob `live/<mart>-*.parquet` and keeps the rows of the slot the pointer names. A file in live/
+never changes once it is there, and a slot is removed only when it has not been current for
+GRACE_SECONDS and is not one of the two newest, so a query opens the bytes of the files it listed.
+(Slots that were replaced, not added, failed the readers' test when a query scanned the slot a
+publish was replacing.) `<mart>-0-schema.parquet`, empty, sorts first: DuckDB takes the view's
+columns from the first file it lists.
 
 The snapshot's id is the build's dbt invocation id, which its dim_build holds: a reader asks
 dim_build which build it sees. A failed or killed build publishes nothing; its staging folder
@@ -33,7 +36,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -47,7 +52,10 @@ KEEP_ENV = "HINDSIGHT_SNAPSHOT_KEEP"
 DEFAULT_KEEP = 3
 POINTER, LIVE, MANIFEST, STAGING = "current.csv", "live", "manifest.json", ".staging-"
 SCHEMA_FILE = "0-schema"        # sorts before the slots: listed first
-SLOTS = 2                       # the current snapshot's slot and the one the next publish overwrites
+KEPT_SLOTS = 2                  # the current slot and the one before it stay whatever their age
+# a slot no longer current is removed this long after: longer than any query between its listing of
+# live/ and its opening of the files (a pinned reader, open_marts, reads the snapshot folders instead)
+GRACE_SECONDS = 600
 FILE_COLUMN = "_hindsight_file"  # the views' filename column (filename=...), out of every mart's way
 # where the serving file records what its views were made from (a schema of its own, out of the marts' way)
 META = "hindsight_serving"
@@ -182,15 +190,14 @@ def _pointer(root: Path) -> tuple[str, int] | None:
 
 
 def _fill_slot(root: Path, final: Path, snapshot_id: str, marts: dict[str, dict]) -> int:
-    """Put the snapshot's files in live/, in the slot after the current one, and return that slot.
-    Each mart's schema file (anew when its columns changed), and every slot that does not exist yet,
-    is first made an empty file of the mart's columns, so that every name a view lists exists."""
+    """Put the snapshot's files in live/ as a new slot, and return it; remove the slots retired longer
+    than GRACE_SECONDS ago. Each mart's schema file is made first (anew when its columns changed)."""
     live = root / LIVE
     live.mkdir(exist_ok=True)
     now = _pointer(root)
-    slot = (now[1] + 1) % SLOTS if now else 0
+    slot = max(time.time_ns() // 1000, now[1] + 1 if now else 0)
 
-    def put(source: Path, name: str, link: bool) -> None:     # a rename over the name: never missing, never half-written
+    def put(source: Path, name: str, link: bool) -> None:     # renamed into place: never half-written
         fresh = live / f".{name}.new"
         fresh.unlink(missing_ok=True)
         (os.link if link else shutil.copyfile)(source, fresh)
@@ -204,13 +211,23 @@ def _fill_slot(root: Path, final: Path, snapshot_id: str, marts: dict[str, dict]
                 con.execute(f"copy (select * from read_parquet({_literal(str(file))}) limit 0) to "
                             f"{_literal(str(live / f'.{schema.name}.new'))} (format parquet)")
                 os.replace(live / f".{schema.name}.new", schema)
-            # the other slots stay as they are (one is current); a missing one becomes an empty file
-            for other in range(SLOTS):
-                if other != slot and not (live / mart_file(mart, f"slot{other}")).exists():
-                    put(schema, mart_file(mart, f"slot{other}"), link=False)
             put(file, mart_file(mart, f"slot{slot}"), link=True)
     _fsync_dir(live)
+    _retire_slots(live, slot)
     return slot
+
+
+def _retire_slots(live: Path, newest: int) -> None:
+    """Remove each slot that stopped being current (the next slot's time) GRACE_SECONDS ago or more,
+    but never one of the KEPT_SLOTS newest."""
+    slots = sorted({int(match.group(1)) for f in live.glob("*-slot*.parquet")
+                    if (match := re.search(r"-slot(\d+)\.parquet$", f.name))} | {newest})
+    cutoff = time.time_ns() // 1000 - GRACE_SECONDS * 1_000_000
+    retired = {slot for slot, following in zip(slots, slots[1:]) if following <= cutoff} - set(slots[-KEPT_SLOTS:])
+    for file in live.glob("*-slot*.parquet"):
+        match = re.search(r"-slot(\d+)\.parquet$", file.name)
+        if match and int(match.group(1)) in retired:
+            file.unlink(missing_ok=True)
 
 
 def _write_durably(path: Path, text: str) -> None:
@@ -276,7 +293,7 @@ def serving_views(warehouse: Path, marts: dict[str, dict], pinned: str | None = 
             return f"read_parquet({_literal(str(root / pinned / mart_file(mart, pinned)))})"
         live = root / LIVE
         slot = (f"(select slot from read_csv({_literal(str(root / POINTER))}, header = true, "
-                "columns = {'snapshot_id': 'VARCHAR', 'slot': 'INTEGER'}))")
+                "columns = {'snapshot_id': 'VARCHAR', 'slot': 'BIGINT'}))")
         return (f"read_parquet({_literal(str(live / mart_file(mart, '*')))}, filename = {_literal(FILE_COLUMN)}) "
                 f"where {FILE_COLUMN} = {_literal(str(live / mart))} || '-slot' || {slot} || '.parquet'")
 

@@ -221,7 +221,7 @@ def test_readers_hammering_through_many_publishes_never_fail_nor_see_a_mix(tmp_p
     monkeypatch.delenv("HINDSIGHT_SERVE", raising=False)
     warehouse = new_warehouse(tmp_path)
     columns = [["dim_build", "dbt_invocation_id", "VARCHAR"], ["fct_x", "n", "BIGINT"], ["fct_x", "pad", "VARCHAR"]]
-    sizes = [20_000 + 30_000 * (number % 5) for number in range(40)]
+    sizes = [20_000 + 30_000 * (number % 5) for number in range(41)]
 
     def publish(number: int) -> None:
         snapshot_id = f"build-{number:02d}"
@@ -254,7 +254,7 @@ def test_readers_hammering_through_many_publishes_never_fail_nor_see_a_mix(tmp_p
     for reader in readers:
         reader.start()
     try:
-        for number in range(1, len(sizes)):
+        for number in range(1, len(sizes) - 1):
             publish(number)
     finally:
         done.set()
@@ -262,11 +262,17 @@ def test_readers_hammering_through_many_publishes_never_fail_nor_see_a_mix(tmp_p
             reader.join()
     whole = {(size, size * (size - 1) // 2) for size in sizes}
     assert len(outcomes) > 100 and [o for o in outcomes if o not in whole] == []
-    # live/ holds each mart's schema file and its slots, whatever the number of publishes; old snapshots went
+    # every slot of those publishes is still in live/ (none has been retired GRACE_SECONDS); once that
+    # has passed, a publish leaves each mart's schema file and the two newest slots; old snapshots went
     live = snapshots.snapshots_root(warehouse) / snapshots.LIVE
+    assert len(list(live.glob("fct_x-slot*.parquet"))) == len(sizes) - 1
+    monkeypatch.setattr(snapshots, "GRACE_SECONDS", 0)
+    publish(len(sizes) - 1)
+    slots = sorted(int(f.name.split("-slot")[1].split(".")[0]) for f in live.glob("fct_x-slot*.parquet"))
+    assert len(slots) == snapshots.KEPT_SLOTS and slots[-1] == snapshots._pointer(snapshots.snapshots_root(warehouse))[1]
     assert sorted(f.name for f in live.iterdir()) == sorted(
-        f"{mart}-{name}.parquet" for mart in ("dim_build", "fct_x") for name in ["0-schema"] + [f"slot{k}" for k in range(snapshots.SLOTS)])
-    assert [s.id for s in snapshots.snapshots(warehouse)] == ["build-38", "build-39"]
+        f"{mart}-{name}.parquet" for mart in ("dim_build", "fct_x") for name in ["0-schema"] + [f"slot{k}" for k in slots])
+    assert [s.id for s in snapshots.snapshots(warehouse)] == ["build-39", "build-40"]
 
 
 def test_no_snapshot_yet_says_how_to_get_one_and_live_reads_the_warehouse(tmp_path):
