@@ -257,10 +257,10 @@ cell_answers as (
 newest as (
     -- one aggregate per cell over the raw answers' keys, not a window over every scored answer (and
     -- not a second read of the wide scored rows): ordered by completeness, then load, then line, as
-    -- response_key is load and line in one integer (load_id * 2^32 + line_number) and a complete
-    -- answer adds 2^62 to it
+    -- response_key is load and line in one integer (macros/response_key.sql), and a complete answer
+    -- outranks every truncated one
     select
-        max_by(response_key, response_key + case when response_parse_status = 'truncated' then 0 else 4611686018427387904 end)
+        max_by(response_key, response_key + case when response_parse_status = 'truncated' then 0 else {{ complete_reply_rank() }} end)
             as newest_response_key
     from {{ ref('stg_raw__responses') }}
     {%- if is_incremental() and target.type == 'spark' %}

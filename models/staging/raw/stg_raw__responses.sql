@@ -8,7 +8,7 @@ final as (
         response_id,
         -- the integer twin of response_id: a raw row's load and line (unique, stable), what the big
         -- joins and the newest-answer aggregate run on
-        cast(load_id as bigint) * 4294967296 + line_number as response_key,
+        cast(load_id as bigint) * {{ response_key_lines() }} + line_number as response_key,
         question_id,
         model,
         condition,
