@@ -180,22 +180,12 @@ def load_inspect_log(con, path: Path, model: str | None = None, judge: str | Non
     for line, sample in enumerate(samples, start=1):
         record = {"id": sample.id, "epoch": sample.epoch, "metadata": sample.metadata}
         request = requests.get(str(sample.id))
-        if request is None:
-            reject(line, record, RowError("id", f"no request {sample.id!r} in fct_answer_requests",
-                                          "run a task exported from this warehouse (`hindsight export inspect`)"))
-            continue
-        wrong = [k for k in IDENTITY if str((sample.metadata or {}).get(k)) != str(request[k])]
-        if wrong:
-            reject(line, record, RowError(f"metadata.{wrong[0]}", f"{(sample.metadata or {}).get(wrong[0])!r} is not the "
-                                          f"request's {request[wrong[0]]!r}", "keep the exported samples' metadata as written"))
-            continue
         position = (sample.metadata or {}).get("warning_position") or "end"
-        expected = answer_messages(request, position)
-        difference = message_difference(sample, expected)
-        if difference:
-            reject(line, record, RowError("messages", difference, "run the exported task as written: no system_message() "
-                                          "or other solver that adds or edits a message, and the same prompt template"))
+        problem = _sample_problem(sample, request, position)
+        if problem:
+            reject(line, record, problem)
             continue
+        expected = answer_messages(request, position)
         call_id = "inspect_" + hashlib.sha256(f"{log.eval.eval_id}|{sample.id}|{sample.epoch}".encode()).hexdigest()[:24]
         if call_id in known_calls:
             result.duplicates += 1
@@ -210,14 +200,10 @@ def load_inspect_log(con, path: Path, model: str | None = None, judge: str | Non
                                                       KIND, spec, None, _sent_settings(log, settings), started,
                                                       sample.total_time)))
         if judge and sample.scores and completion is not None:
-            for name, score in sample.scores.items():
-                obj = _judgment(sample, request, spec, judge, name, score)
-                try:
-                    row = check_judgment(obj)
-                except RowError as err:
+            for obj, row, err in _sample_judgments(sample, request, spec, judge):
+                if err:
                     reject(line, obj, err)
-                    continue
-                if row[0] not in known_judgments:
+                elif row[0] not in known_judgments:
                     known_judgments.add(row[0])
                     judgments.append((load_id, str(path), line, *row, now))
 
@@ -229,6 +215,34 @@ def load_inspect_log(con, path: Path, model: str | None = None, judge: str | Non
     result.answers, result.truncated, result.failed = summary.answered, summary.truncated, summary.failed
     result.judgments = len(judgments)
     return result
+
+
+def _sample_problem(sample, request: dict | None, position: str) -> RowError | None:
+    """Why SAMPLE is not an answer to REQUEST, the request its id names: no such request, metadata that
+    is not the request's, or messages other than the ones the request sends. None when it is."""
+    if request is None:
+        return RowError("id", f"no request {sample.id!r} in fct_answer_requests",
+                        "run a task exported from this warehouse (`hindsight export inspect`)")
+    wrong = [k for k in IDENTITY if str((sample.metadata or {}).get(k)) != str(request[k])]
+    if wrong:
+        return RowError(f"metadata.{wrong[0]}", f"{(sample.metadata or {}).get(wrong[0])!r} is not the "
+                        f"request's {request[wrong[0]]!r}", "keep the exported samples' metadata as written")
+    difference = message_difference(sample, answer_messages(request, position))
+    if difference:
+        return RowError("messages", difference, "run the exported task as written: no system_message() "
+                        "or other solver that adds or edits a message, and the same prompt template")
+    return None
+
+
+def _sample_judgments(sample, request: dict, model: str, judge: str):
+    """Each of SAMPLE's scores as a judgment: (the judgment object, its raw row or None, the RowError
+    that keeps it out or None)."""
+    for name, score in sample.scores.items():
+        obj = _judgment(sample, request, model, judge, name, score)
+        try:
+            yield obj, check_judgment(obj), None
+        except RowError as err:
+            yield obj, None, err
 
 
 def _commit(con, load_id, path, digest, status, why, n, rejected, judgments, now, write_all=None) -> None:
