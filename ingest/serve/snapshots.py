@@ -220,13 +220,13 @@ def _fill_slot(root: Path, final: Path, snapshot_id: str, marts: dict[str, dict]
 def _retire_slots(live: Path, newest: int) -> None:
     """Remove each slot that stopped being current (the next slot's time) GRACE_SECONDS ago or more,
     but never one of the KEPT_SLOTS newest."""
-    slots = sorted({int(match.group(1)) for f in live.glob("*-slot*.parquet")
-                    if (match := re.search(r"-slot(\d+)\.parquet$", f.name))} | {newest})
+    files = {file: int(match.group(1)) for file in live.glob("*-slot*.parquet")
+             if (match := re.search(r"-slot(\d+)\.parquet$", file.name))}
+    slots = sorted(set(files.values()) | {newest})
     cutoff = time.time_ns() // 1000 - GRACE_SECONDS * 1_000_000
     retired = {slot for slot, following in zip(slots, slots[1:]) if following <= cutoff} - set(slots[-KEPT_SLOTS:])
-    for file in live.glob("*-slot*.parquet"):
-        match = re.search(r"-slot(\d+)\.parquet$", file.name)
-        if match and int(match.group(1)) in retired:
+    for file, slot in files.items():
+        if slot in retired:
             file.unlink(missing_ok=True)
 
 
