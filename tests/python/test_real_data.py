@@ -84,9 +84,8 @@ def same_text(a: str, b: str) -> bool:
     return words(a) == words(b)
 
 
-@pytest.fixture(scope="module")
-def real_warehouse(tmp_path_factory):
-    db = new_warehouse(tmp_path_factory.mktemp("real"))
+def load_real_cohorts(db: Path) -> Path:
+    """The shared T2S2 cohorts' cases and TTS into warehouse DB, and the questions below; their file."""
     questions = []
     for cohort, (body, sources) in cohorts().items():
         args = ["load", "cases", "--cohort", cohort, "--narratives", str(body)]
@@ -111,6 +110,13 @@ def real_warehouse(tmp_path_factory):
                     "early_cutoff": {"event": label, "time": cutoff}, "correct_answer": "true", "hindsight_trap": "false"})
     path = write_jsonl(db.parent / "questions.jsonl", questions)
     hindsight(db, "load", "questions", path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def real_warehouse(tmp_path_factory):
+    db = new_warehouse(tmp_path_factory.mktemp("real"))
+    load_real_cohorts(db)
     hindsight(db, "build")
     assert_dbt_passed(db)
     return db

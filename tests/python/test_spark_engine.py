@@ -1,8 +1,8 @@
-"""The marts built on Apache Spark equal DuckDB's (issues 34, 42), against a real Spark Connect
-server started here on 127.0.0.1 (ingest/spark/server.py), through `hindsight build --target spark`:
-the demo corpus with `bca` intervals, an appended model, and `studentized` in small blocks; and
-in-process, with `percentile`, the shared T2S2 data and the shared HindsightBench release, built again
-after a build killed at a random point.
+"""The marts built on Apache Spark equal DuckDB's (issues 34, 42), through `hindsight build --target
+spark`, on one catalog: the demo corpus beside the shared T2S2 files and the shared HindsightBench
+release, built in-process and killed at a random point, then completed, appended to and recomputed by
+each interval method behind a real Spark Connect server started here on 127.0.0.1 over the same
+catalog folder (ingest/spark/server.py).
 
 Compared: every public mart of both protocols, row for row; counts, labels and scores exactly,
 estimates and intervals within 1e-9. Left out of the comparison, by nature: the times a build wrote
@@ -24,15 +24,14 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 import pytest
-from test_real_data import real_warehouse  # noqa: F401  (the fixture: the T2S2 cases and questions)
+from test_real_data import load_real_cohorts
 
 from conftest import PROJECT, cli_env, dbt_target, hindsight, new_warehouse, query, require_shared, require_spark
+from ingest.spark.server import connect_server
 
 pytestmark = pytest.mark.slow
 
 WAREHOUSE_VARS = ["--vars", '{"validation_bootstrap_draws": "warehouse"}']
-ESTIMATES = ["agg_metrics", "agg_metrics_by_format", "agg_metrics_by_eval_target"]
-ESTIMATED = ["--select", "int_metric_estimates+", "int_metric_estimates_by_eval_target+"]
 
 
 def with_vars(**extra) -> list[str]:
@@ -130,14 +129,6 @@ def one_data_test_of_each_kind(db: Path) -> list[str]:
     return sorted(first.values())
 
 
-@pytest.fixture()
-def server(tmp_path):
-    require_spark()
-    from ingest.spark.server import connect_server
-    with connect_server(tmp_path / "spark-server") as running:
-        yield running
-
-
 def partition_files(server, table: str) -> dict[str, set[tuple[str, int]]]:
     """Per partition folder (model=…) of TABLE in the server's warehouse: its data files and their mtimes."""
     schema, name = table.split(".")
@@ -152,69 +143,25 @@ def table_files(server, table: str) -> set[tuple[str, int]]:
             for f in (server.folder / "warehouse" / f"{schema}.db" / name).rglob("*.parquet")}
 
 
-def test_the_demo_builds_on_spark_equal_to_duckdb_and_an_appended_model_rewrites_only_its_partitions(
-        demo_warehouse, server, tmp_path):
-    db = new_warehouse(tmp_path / "demo")
-    shutil.copy(demo_warehouse[0], db)
-    bca = with_vars(ci_method="bca")          # percentile, the default, is the in-process test's
-    hindsight(db, "build", "--all", *bca, *NO_TESTS)
-    marts = public_marts(db)
-    assert {"agg_metrics", "agg_metrics_by_format", "agg_metrics_by_eval_target", "agg_validation", "fct_answers",
-            "fct_answer_pairs", "fct_answer_requests", "dim_questions", "agg_pair_coverage"} <= set(marts)
-
-    built = spark_build(db, server, *bca, *NO_TESTS)
-    assert "landing zone" in built.stderr and "target spark_connect" in built.stderr
-    # the marts, and readers' views (serving.<mart>) over the build's snapshot tables, in one client
-    spark, served = read_marts_and_serving(server, marts, tmp_path / "first")
-    assert differences(db, spark) == {}
-    assert differences(db, served) == {}
-    assert len(spark["agg_metrics"]) > 100 and spark["agg_validation"]["ci_low"].notna().any()
-    assert set(spark["agg_metrics"]["ci_method"]) == {"bca"}
-    before = {table: partition_files(server, table) for table in PARTITIONED}
-    assert all(len(parts) == 4 for parts in before.values()), {t: list(p) for t, p in before.items()}
-    audit = table_files(server, "main.agg_hb_audit_rows")
-    assert audit
-
-    # a fifth model answers the demo's questions: only its partitions are written
-    hindsight(db, "answer", "--model", "sim:hindsight@0.45", "--concurrency", "4")
-    hindsight(db, "build", *bca, *NO_TESTS)
-    again = spark_build(db, server, *bca, *NO_TESTS)
-    assert "landing zone" in again.stderr and " 0 load partitions" not in again.stderr     # the new answers' load
-    # planned as a DuckDB build: what the new answers touch, not the HindsightBench audit
-    assert "loaded since the last build: " in again.stderr and "refreshing what depends on it on Spark" in again.stderr
-    assert table_files(server, "main.agg_hb_audit_rows") == audit
-    for table in PARTITIONED:
-        after = partition_files(server, table)
-        assert set(after) == set(before[table]) | {"model=sim%3Ahindsight@0.45"}, table
-        assert {part: after[part] for part in before[table]} == before[table], f"{table}: another model was rewritten"
-    spark, served = read_marts_and_serving(server, marts, tmp_path / "appended")
-    assert differences(db, spark) == {}
-    assert differences(db, served) == {}
-
-    # the third interval method, on both engines, from the same draws, in blocks of 3 cells and 7
-    # replicates on Spark (test_bootstrap.py holds any two block settings equal to the bit)
-    hindsight(db, "build", *ESTIMATED, *NO_TESTS, *with_vars(ci_method="studentized"))
-    spark_build(db, server, *ESTIMATED, *NO_TESTS,
-                *with_vars(ci_method="studentized", bootstrap_cells_per_block=3, bootstrap_replicates_per_block=7))
-    spark = read_spark(server, ESTIMATES, tmp_path / "studentized")
-    assert set(spark["agg_metrics"]["ci_method"]) == {"studentized"}
-    assert differences(db, spark) == {}
-
-
-def test_the_shared_data_builds_in_process_equal_to_duckdb_after_a_killed_build(real_warehouse, tmp_path):  # noqa: F811
-    """In-process Spark (local[2], the catalog beside the warehouse), over the shared T2S2 cases and the
-    shared HindsightBench release: a build killed at a random point leaves a catalog the next build
-    completes to DuckDB's marts."""
+def test_spark_builds_both_protocols_equal_to_duckdb_through_a_killed_build_an_append_and_each_interval_method(
+        demo_warehouse, tmp_path):
+    """One catalog, built the ways a user builds it: in-process (killed at a random point), then behind a
+    Spark Connect server that completes the build, appends a model and recomputes the intervals by the
+    other two methods. One full build serves every check: the Spark tests' time in CI is that of one."""
     require_spark()
     release = require_shared("hindsightbench")
-    db = new_warehouse(tmp_path / "real")
-    shutil.copy(real_warehouse, db)
-    hindsight(db, "load", "hindsightbench", release)
+    db = new_warehouse(tmp_path / "both")
+    shutil.copy(demo_warehouse[0], db)
+    load_real_cohorts(db)                                   # beside the demo: the shared T2S2 files ...
+    hindsight(db, "load", "hindsightbench", release)        # ... and the four published HindsightBench rows
     hindsight(db, "build", "--all", *WAREHOUSE_VARS, *NO_TESTS)
+    marts = public_marts(db)
     catalog = tmp_path / "catalog"
     env = {"HINDSIGHT_SPARK_WAREHOUSE": str(catalog), "HINDSIGHT_LANDING": str(db.parent / "landing"),
            "DBT_TARGET_PATH": str(dbt_target(db)) + "-spark"}
-    after = random.Random().uniform(30, 110)             # dbt starts after the export and the JVM, ~25 s
+
+    # in-process (local[2], the catalog beside the warehouse), killed with its JVM mid-build
+    after = random.Random().uniform(30, 75)              # dbt starts after the export and the JVM, ~25 s
     killed = subprocess.Popen([sys.executable, "-m", "ingest.cli", "build", "--target", "spark"], cwd=PROJECT,
                               env={**os.environ, "HINDSIGHT_DB": str(db), **env}, start_new_session=True,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -224,32 +171,75 @@ def test_the_shared_data_builds_in_process_equal_to_duckdb_after_a_killed_build(
     except subprocess.TimeoutExpired:
         os.killpg(killed.pid, signal.SIGKILL)          # the build, dbt and Spark's JVM, mid-write
         killed.wait()
-    # every model, and every kind of check: the unit tests and equivalence checks a refresh leaves out,
-    # and one data test of each generic kind (the data they would test is compared row for row below)
-    # (`--indirect-selection empty`: dbt build would otherwise add every test of the selected models)
-    resumed = hindsight(db, "build", "--target", "spark", "--indirect-selection", "empty", "--select",
-                        "resource_type:model", "resource_type:seed", "resource_type:unit_test", "test_type:singular",
-                        *one_data_test_of_each_kind(db), env=env)
-    ran = json.loads((Path(env["DBT_TARGET_PATH"]) / "run_results.json").read_text())["results"]
-    kinds = [r["unique_id"].split(".")[0] for r in ran]
-    assert kinds.count("model") > 90 and 10 < kinds.count("test") < 30 and kinds.count("unit_test") > 15, kinds
-    assert "(target spark)" in resumed.stderr, f"killed at {after:.0f} s"
-    marts = public_marts(db)
-    spark = read_spark(str(catalog), marts, tmp_path / "marts")
-    assert differences(db, spark) == {}, f"killed at {after:.0f} s"
-    # the TTS classifier's regexes ran on Spark over the shared files, quarantined records included
-    assert len(spark["agg_tts_quality"]) > 0 and len(spark["dim_questions"]) > 100
-    # HindsightBench's parsers and estimators ran on the executors: the four published rows, their
-    # robustness evidence and every request the audit would send
-    assert set(spark["agg_hb_audit_rows"]["model_key"]) == {"claude-haiku-4-5", "gpt-5.4-mini", "llama-3.1-70b-awq",
-                                                           "qwen3.6-27b-fp8"}
-    assert len(spark["agg_hb_robustness"]) == 4 and len(spark["agg_hb_window_perturbation"]) > 100
-    assert len(spark["fct_hb_requests"]) > 20000
+
+    with connect_server(catalog) as server:             # the same catalog folder, now a server's
+        resumed = spark_build(db, server, *WAREHOUSE_VARS, *NO_TESTS)
+        assert "landing zone" in resumed.stderr and "target spark_connect" in resumed.stderr
+        assert "building everything on Spark (no earlier build recorded)" in resumed.stderr
+        # every kind of check on the built catalog: the unit tests and equivalence checks a refresh leaves
+        # out, and one data test of each generic kind (the data they would test is compared row for row
+        # below). `dbt test`: dbt build runs no unit test of a model it does not build
+        checks = subprocess.run([sys.executable, "-m", "ingest.spark.dbt_on_spark", "test", "--project-dir", str(PROJECT),
+                                 "--profiles-dir", str(PROJECT), "--target", "spark_connect", *WAREHOUSE_VARS, "--select",
+                                 "resource_type:unit_test", "test_type:singular", *one_data_test_of_each_kind(db)],
+                                cwd=PROJECT, capture_output=True, text=True,
+                                env=cli_env(db, {**env, "HINDSIGHT_SPARK_REMOTE": server.url, "PYSPARK_PYTHON": sys.executable}))
+        assert checks.returncode == 0, checks.stdout[-3000:]
+        ran = json.loads((Path(env["DBT_TARGET_PATH"]) / "run_results.json").read_text())["results"]
+        kinds = [r["unique_id"].split(".")[0] for r in ran]
+        assert 10 < kinds.count("test") < 30 and kinds.count("unit_test") > 15 and "model" not in kinds, kinds
+        # the marts, and readers' views (serving.<mart>) over the build's snapshot tables, in one client
+        spark, served = read_marts_and_serving(server, marts, tmp_path / "first")
+        assert differences(db, spark) == {}, f"killed at {after:.0f} s"
+        assert differences(db, served) == {}
+        assert len(spark["agg_metrics"]) > 100 and spark["agg_validation"]["ci_low"].notna().any()
+        assert set(spark["agg_metrics"]["ci_method"]) == {"percentile"}
+        # the TTS classifier's regexes ran on Spark over the shared files, quarantined records included
+        assert set(spark["agg_tts_quality"]["cohort"]) >= {"sepsis10", "sepsis40", "sepsis100"}
+        # HindsightBench's parsers and estimators ran on the executors: the published rows beside the
+        # demo's simulated audits, their robustness evidence and every request the audit would send
+        assert {"claude-haiku-4-5", "gpt-5.4-mini", "llama-3.1-70b-awq", "qwen3.6-27b-fp8"} < set(spark["agg_hb_audit_rows"]["model_key"])
+        assert len(spark["agg_hb_window_perturbation"]) > 100 and len(spark["fct_hb_requests"]) > 20000
+        before = {table: partition_files(server, table) for table in PARTITIONED}
+        assert all(len(parts) == 4 for parts in before.values()), {t: list(p) for t, p in before.items()}
+        audit = table_files(server, "main.agg_hb_audit_rows")
+        assert audit
+
+        # a fifth model answers the questions: only its partitions are written (the T2S2 questions, loaded
+        # after the demo's answers and answered by no other model, touch no other model's partitions)
+        hindsight(db, "answer", "--model", "sim:hindsight@0.45", "--concurrency", "4")
+        hindsight(db, "build", *WAREHOUSE_VARS, *NO_TESTS)
+        again = spark_build(db, server, *WAREHOUSE_VARS, *NO_TESTS)
+        assert "landing zone" in again.stderr and " 0 load partitions" not in again.stderr     # the new answers' load
+        # planned as a DuckDB build: what the new answers touch, not the HindsightBench audit
+        assert "loaded since the last build: " in again.stderr and "refreshing what depends on it on Spark" in again.stderr
+        assert table_files(server, "main.agg_hb_audit_rows") == audit
+        for table in PARTITIONED:
+            after_append = partition_files(server, table)
+            assert set(after_append) == set(before[table]) | {"model=sim%3Ahindsight@0.45"}, table
+            assert {part: after_append[part] for part in before[table]} == before[table], f"{table}: another model was rewritten"
+        spark, served = read_marts_and_serving(server, marts, tmp_path / "appended")
+        assert differences(db, spark) == {}
+        assert differences(db, served) == {}
+
+        # the other two interval methods, each over one of the two estimators (one implementation serves
+        # both), on both engines from the same draws; bca in blocks of 5 cells and 400 replicates on Spark
+        # (test_bootstrap.py holds any two block settings equal to the bit)
+        for method, estimator, estimates, blocks in [
+                ("bca", "int_metric_estimates+", ["agg_metrics", "agg_metrics_by_format"],
+                 {"bootstrap_cells_per_block": 5, "bootstrap_replicates_per_block": 400}),
+                ("studentized", "int_metric_estimates_by_eval_target+", ["agg_metrics_by_eval_target"], {})]:
+            hindsight(db, "build", "--select", estimator, *NO_TESTS, *with_vars(ci_method=method))
+            spark_build(db, server, "--select", estimator, *NO_TESTS, *with_vars(ci_method=method, **blocks))
+            spark = read_spark(server, estimates, tmp_path / method)
+            assert all(set(frame["ci_method"]) == {method} for frame in spark.values()), method
+            assert differences(db, spark) == {}, method
 
     # plain dbt has no session with the table functions: it stops at its start and says what to run
     dbt = Path(sys.executable).parent / "dbt"
     plain = subprocess.run([str(dbt), "run", "--target", "spark", "--select", "int_metric_cells"], cwd=PROJECT,
-                           capture_output=True, text=True, env=cli_env(db, env))
+                           capture_output=True, text=True,
+                           env=cli_env(db, {**env, "HINDSIGHT_SPARK_WAREHOUSE": str(tmp_path / "plain")}))
     assert plain.returncode != 0
     assert "only `hindsight build --target spark` registers: run that" in plain.stdout + plain.stderr
 

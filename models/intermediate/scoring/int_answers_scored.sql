@@ -17,8 +17,8 @@
 -- cells of those answers decide their newest answer again.
 -- `hindsight build --full-refresh` rebuilds from scratch; tests/python/test_refresh.py checks that
 -- both give the same marts. On Spark the same reasons pick whole models (the table's partitions):
--- a model with answers of a new load, or with a judgment changed, is scored again, and every model
--- when a question was reloaded or the scoring code changed (tests/python/test_spark_engine.py).
+-- a model with answers of a new load, a judgment changed or an answer to a reloaded question is
+-- scored again, and every model when the scoring code changed (tests/python/test_spark_engine.py).
 {{ config(**fact_config('response_key')) }}
 {%- set nodes = graph.get('nodes', {}) if execute else {} %}
 {%- set fingerprint = local_md5(
@@ -75,8 +75,9 @@ touched_models as (
     having max(responses.load_id) > coalesce(max(stored_models.load_id), -1)
         or coalesce(bool_or(stored_models.recoded), false)
     union
+    -- the models that answered a reloaded question (a question loaded with no answer yet touches none)
     select distinct model from {{ ref('stg_raw__responses') }}
-    where exists ({{ reloaded_questions }})
+    where question_id in ({{ reloaded_questions }})
     union
     select judged.model
     from judgments
