@@ -15,12 +15,13 @@ from typing import Iterator
 
 import duckdb
 import pyarrow as pa
+import yaml
 
 from ingest.errors import InputError
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 
-RAW_DDL = """
+RAW_DDL_TEMPLATE = """
 create schema if not exists raw;
 
 -- one row per file a load command looked at (loaded, rejected whole or skipped)
@@ -128,14 +129,7 @@ create table if not exists raw.judgments (
     full_response_id     varchar,            -- paired
     masked_response_id   varchar,            -- paired
     judge_model          varchar not null,
-    accuracy_score       double,
-    htr_score            double,
-    full_equals_masked   boolean,
-    full_accuracy_score  double,
-    masked_accuracy_score double,
-    full_htr_score       double,
-    masked_htr_score     double,
-    hbr_score            double,
+    {judgment_scores}
     raw_output           varchar,
     judged_at            timestamp not null
 );
@@ -156,14 +150,7 @@ create table if not exists raw.loaded_judgments (
     prompt_variant        varchar not null,
     sample_index          integer not null,
     judge_model           varchar not null,
-    accuracy_score        double,
-    htr_score             double,
-    full_equals_masked    boolean,
-    full_accuracy_score   double,
-    masked_accuracy_score double,
-    full_htr_score        double,
-    masked_htr_score      double,
-    hbr_score             double,
+    {judgment_scores}
     record                json not null,      -- the line as loaded (a rationale and other fields kept)
     loaded_at             timestamp not null
 );
@@ -485,6 +472,21 @@ create table if not exists raw.validations (
     validated_at      timestamp not null
 );
 """
+
+
+def judgment_score_columns() -> list[tuple[str, str]]:
+    """A judgment's score columns and their types, declared once: dbt_project.yml's var
+    judgment_score_columns, which the staging models and int_judgments read too."""
+    with (PROJECT_DIR / "dbt_project.yml").open(encoding="utf-8") as handle:
+        return [(name, dtype) for name, dtype in yaml.safe_load(handle)["vars"]["judgment_score_columns"]]
+
+
+# {judgment_scores}: the score columns of raw.judgments and raw.loaded_judgments; a warehouse made
+# before a score existed gains its column (at the end: the staging models select by name)
+RAW_DDL = RAW_DDL_TEMPLATE.replace("    {judgment_scores}\n", "".join(f"    {name:<21} {dtype},\n"
+                                                                   for name, dtype in judgment_score_columns())) + "".join(
+    f"alter table raw.{table} add column if not exists {name} {dtype};\n"
+    for table in ("judgments", "loaded_judgments") for name, dtype in judgment_score_columns())
 
 
 def warehouse_path() -> Path:

@@ -12,14 +12,7 @@ final as (
         full_response_id,
         masked_response_id,
         judge_model,
-        accuracy_score,
-        htr_score,
-        full_equals_masked,
-        full_accuracy_score,
-        masked_accuracy_score,
-        full_htr_score,
-        masked_htr_score,
-        hbr_score,
+        {{ judgment_score_columns() }},
         judged_at
     from source
 )
