@@ -126,6 +126,17 @@ def test_nothing_the_project_renders_reads_where_the_warehouse_lives():
     assert used <= {"schema", "name", "type"}, used
 
 
+def test_every_incremental_model_points_to_the_one_pattern(manifest):
+    """The incremental machinery is explained once (docs/architecture.md); each incremental model's
+    header points there and says only what is particular to it."""
+    section = "docs/architecture.md#the-incremental-pattern"
+    assert "### The incremental pattern" in (PROJECT / "docs" / "architecture.md").read_text()
+    incremental = [node for node in models(manifest).values() if node["config"]["materialized"] == "incremental"]
+    assert len(incremental) >= 8
+    for node in incremental:
+        assert section in node["raw_code"], f"{node['original_file_path']}: its header does not point to {section}"
+
+
 def test_one_yaml_per_model_folder(manifest):
     folders = {}
     for node in models(manifest).values():

@@ -1,6 +1,8 @@
 """One row per HindsightBench model: the E1-E3 bootstrap CIs, delta and the LAP recall chance test
 of ingest/stats/hb_audit.py (through ingest/stats/hb_steps.py, which Spark runs too), with the
-protocol vars as config. Incremental by model: a build computes the models whose inputs changed."""
+protocol vars as config. Incremental by model: a build computes the models whose inputs changed.
+The incremental pattern: docs/architecture.md#the-incremental-pattern.
+"""
 from ingest.stats.hb_robustness import models_to_compute
 from ingest.stats.hb_steps import hb_audit_estimates
 

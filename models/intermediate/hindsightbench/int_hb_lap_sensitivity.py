@@ -1,7 +1,9 @@
 """One row per model x LAP series (temperature, samples) x theta: the effective cutoff, its
 displacement against the reference cell, delta per series, and the rep jackknife of the reference
 series (ingest/stats/hb_robustness.py, through ingest/stats/hb_steps.py). Incremental by model: a
-build computes the models whose inputs changed."""
+build computes the models whose inputs changed.
+The incremental pattern: docs/architecture.md#the-incremental-pattern.
+"""
 from ingest.stats.hb_robustness import models_to_compute
 from ingest.stats.hb_steps import hb_lap_sensitivity
 

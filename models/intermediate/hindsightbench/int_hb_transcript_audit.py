@@ -1,7 +1,9 @@
 """One row per model x arm (W, M): how many replies mention a year, an event of either lexicon, a
 "Month YYYY", and in W the asserted fake year, the true year and an anachronism (patterns: seed
 hb_transcript_patterns; ingest/stats/hb_robustness.py through ingest/stats/hb_steps.py).
-Incremental by model: a build reads the replies of the models it computes."""
+Incremental by model: a build reads the replies of the models it computes.
+The incremental pattern: docs/architecture.md#the-incremental-pattern.
+"""
 from ingest.stats.hb_robustness import changed_models_rows
 from ingest.stats.hb_steps import hb_transcript_audit, transcript_audit_inputs
 

@@ -1,6 +1,8 @@
 """One row per model x window perturbation x endpoint (E2, E3): the row's gap and bootstrap
 (ingest/stats/hb_robustness.py over ingest/stats/hb_audit.py, through ingest/stats/hb_steps.py) on
-other crisis and calm windows. Incremental by model: a build computes the models whose inputs changed."""
+other crisis and calm windows. Incremental by model: a build computes the models whose inputs changed.
+The incremental pattern: docs/architecture.md#the-incremental-pattern.
+"""
 from ingest.stats.hb_robustness import models_to_compute
 from ingest.stats.hb_steps import hb_window_perturbation
 

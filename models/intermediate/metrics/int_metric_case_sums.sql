@@ -13,6 +13,8 @@
 -- one it summed (scored_through), and every row when the cases' numbering or DuckDB's hash changed
 -- (keyed_by). `hindsight build --full-refresh` rebuilds it from scratch. On Spark the rows of the
 -- models with such an answer or pair are recomputed (the table's partitions, by model).
+-- The incremental pattern (stored marks and fingerprint, changed keys, the same SQL over them,
+-- replaced whole): docs/architecture.md#the-incremental-pattern.
 {{ config(**fact_config('answer_cell_key')) }}
 {#- Spark partitions the table by model (macro fact_config): the rows carry it there #}
 {%- set partition = ['model'] if target.type == 'spark' else [] %}

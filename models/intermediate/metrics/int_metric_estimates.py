@@ -3,6 +3,7 @@ condition x prompt_variant x metric x visibility x format x options_type)
 and `overall` (without format and options_type), with the case-clustered
 bootstrap CI and the other statistics of ingest/stats/metric_estimates.py.
 Overall cells are sums of format cells: one matrix product per cohort serves both.
+The incremental pattern: docs/architecture.md#the-incremental-pattern.
 """
 from ingest.stats.metric_estimates import CELL, estimates
 

@@ -2,6 +2,7 @@
 condition x prompt_variant x metric x visibility x eval_target), with the
 same estimator and the same bootstrap draws as int_metric_estimates
 (ingest/stats/metric_estimates.py), from its own pass over the case sums.
+The incremental pattern: docs/architecture.md#the-incremental-pattern.
 """
 from ingest.stats.metric_estimates import estimates
 

@@ -11,6 +11,8 @@
 -- a new load answered, of reloaded questions, and of every question when this model, the option
 -- parser or the parser version changed (texts_fingerprint). A question removed from the questions
 -- keeps its texts until `hindsight build --full-refresh` (nothing joins them).
+-- The incremental pattern (stored marks and fingerprint, changed keys, the same SQL over them,
+-- replaced whole): docs/architecture.md#the-incremental-pattern.
 {{ config(materialized=('table' if target.type == 'spark' else 'incremental'), unique_key='question_id', incremental_strategy='delete+insert', on_schema_change='fail') }}
 {%- set nodes = graph.get('nodes', {}) if execute else {} %}
 {%- set fingerprint = local_md5(

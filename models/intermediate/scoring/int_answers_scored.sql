@@ -19,6 +19,8 @@
 -- both give the same marts. On Spark the same reasons pick whole models (the table's partitions):
 -- a model with answers of a new load, a judgment changed or an answer to a reloaded question is
 -- scored again, and every model when the scoring code changed (tests/python/test_spark_engine.py).
+-- The incremental pattern (stored marks and fingerprint, changed keys, the same SQL over them,
+-- replaced whole): docs/architecture.md#the-incremental-pattern.
 {{ config(**fact_config('response_key')) }}
 {%- set nodes = graph.get('nodes', {}) if execute else {} %}
 {%- set fingerprint = local_md5(

@@ -8,6 +8,8 @@
 -- was scored after the newest score the table counted (scored_through), or when it has a lost request
 -- (few, and a retry can answer one without a new score in its group); a cell lies within one such
 -- group, so an answer that stops being its cell's newest is counted again with the new one.
+-- The incremental pattern (stored marks and fingerprint, changed keys, the same SQL over them,
+-- replaced whole): docs/architecture.md#the-incremental-pattern.
 {{ config(materialized=('table' if target.type == 'spark' else 'incremental'), unique_key=['model', 'condition', 'visibility'], incremental_strategy='delete+insert',
           on_schema_change='fail') }}
 with lost as (

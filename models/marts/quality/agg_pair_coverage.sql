@@ -9,6 +9,8 @@
 -- Incremental: a model x prompt_variant is counted again when one of its answers was scored after
 -- the newest score the table counted (scored_through); every one when the requests changed since
 -- (requests_signature: their number and the order-free sum of their keys' hashes).
+-- The incremental pattern (stored marks and fingerprint, changed keys, the same SQL over them,
+-- replaced whole): docs/architecture.md#the-incremental-pattern.
 {{ config(materialized=('table' if target.type == 'spark' else 'incremental'), unique_key=['model', 'prompt_variant'], incremental_strategy='delete+insert',
           on_schema_change='fail') }}
 {%- set signature = none %}

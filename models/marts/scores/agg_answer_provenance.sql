@@ -5,6 +5,8 @@
 -- Incremental: the rows of a model x prompt_variant are counted again when one of its answers was
 -- scored after the newest score the table counted (scored_through): a new model's answers, newer
 -- answers, or a re-scoring. An update of raw answers in place needs `hindsight build --full-refresh`.
+-- The incremental pattern (stored marks and fingerprint, changed keys, the same SQL over them,
+-- replaced whole): docs/architecture.md#the-incremental-pattern.
 {{ config(materialized=('table' if target.type == 'spark' else 'incremental'), unique_key=['model', 'prompt_variant'], incremental_strategy='delete+insert', on_schema_change='fail') }}
 with
 {%- if is_incremental() %}

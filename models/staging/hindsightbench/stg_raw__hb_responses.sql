@@ -7,6 +7,8 @@
 -- again only the models a load since the last build brought replies for (load ids only grow); the
 -- checks and the models that read the replies then scan a table, not these windows over every
 -- reply's text. (A table on Spark, rebuilt every build: Spark has no delete+insert.)
+-- The incremental pattern (stored marks and fingerprint, changed keys, the same SQL over them,
+-- replaced whole): docs/architecture.md#the-incremental-pattern.
 {{ config(materialized=('table' if target.type == 'spark' else 'incremental'), unique_key='model_key',
           incremental_strategy='delete+insert', on_schema_change='fail') }}
 with source as (
