@@ -4,6 +4,6 @@ select
     case when is_strict_masking then 'strict masking (starred)' when is_paired then 'paired' else 'unpaired' end as note
 from {{ ref('dim_conditions') }}
 union all
-select 'metric', metric, label, definition || ' (positive: ' || positive_means || ')'
+select 'metric' as kind, metric as code, label, definition || ' (positive: ' || positive_means || ')' as note
 from {{ ref('dim_metrics') }}
 order by kind, code

@@ -1,12 +1,14 @@
 -- Report, HindsightBench leaderboard: the per-model audit rows with their CIs, gates and the
 -- robustness checks they fail (agg_hb_robustness).
 select
-    audit_rows.model_key, coalesce(display, audit_rows.model_key) as display, generation,
-    e1_est, e1_lo, e1_hi, e2_est, e2_lo, e2_hi, e3_est, e3_lo, e3_hi, e1_parity, e2_parity, e3_parity,
-    p1_mode, p1_calendar, p1_model_relative, p1_parity,
-    rec_pre_year, rec_pre_n, rec_post_year, rec_post_n,
-    lap_pre, lap_post, empirical_cutoff, lap_at_chance, recall_hit_rate, recall_p_value,
-    delta, delta_t, delta_gate, delta_rank_deficient, valid_sketch_rate, cells,
+    audit_rows.model_key, coalesce(audit_rows.display, audit_rows.model_key) as display, audit_rows.generation,
+    audit_rows.e1_est, audit_rows.e1_lo, audit_rows.e1_hi, audit_rows.e2_est, audit_rows.e2_lo, audit_rows.e2_hi,
+    audit_rows.e3_est, audit_rows.e3_lo, audit_rows.e3_hi, audit_rows.e1_parity, audit_rows.e2_parity, audit_rows.e3_parity,
+    audit_rows.p1_mode, audit_rows.p1_calendar, audit_rows.p1_model_relative, audit_rows.p1_parity,
+    audit_rows.rec_pre_year, audit_rows.rec_pre_n, audit_rows.rec_post_year, audit_rows.rec_post_n,
+    audit_rows.lap_pre, audit_rows.lap_post, audit_rows.empirical_cutoff, audit_rows.lap_at_chance,
+    audit_rows.recall_hit_rate, audit_rows.recall_p_value, audit_rows.delta, audit_rows.delta_t, audit_rows.delta_gate,
+    audit_rows.delta_rank_deficient, audit_rows.valid_sketch_rate, audit_rows.cells,
     robustness.model_key is not null as robustness_checked, robustness.failed_checks
 from {{ ref('agg_hb_audit_rows') }} as audit_rows
 left join {{ ref('agg_hb_robustness') }} as robustness on robustness.model_key = audit_rows.model_key

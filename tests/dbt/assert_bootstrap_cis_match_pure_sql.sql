@@ -25,7 +25,7 @@ with small_cohorts as (
 
 small_cells as (
     select * from {{ ref('int_metric_cells') }}
-    where cohort in (select cohort from small_cohorts)
+    where cohort in (select small_cohorts.cohort from small_cohorts)
 ),
 
 case_sums as (
@@ -47,7 +47,7 @@ replicate_estimates as (
     from case_sums
     inner join (
         select * from {{ ref('fct_bootstrap_samples') }}
-        where cohort in (select cohort from small_cohorts)
+        where cohort in (select small_cohorts.cohort from small_cohorts)
     ) as samples
         on samples.cohort = case_sums.cohort and samples.case_id = case_sums.case_id
     group by all

@@ -70,6 +70,7 @@ final as (
         cleaned.arm,
         cleaned.user_text,
         case cleaned.arm when 'D' then nodes.decision_date when 'W' then nodes.fake_date when 'W72' then nodes.control_fake_date end
+            as asserted_date
     from cleaned
     inner join nodes on nodes.decision_date = cleaned.decision_date
 )

@@ -16,7 +16,7 @@ replied as (
     select parses.*
     from parses
     left join registry on registry.model_key = parses.model_key
-    where parses.parser_version = coalesce(registry.parser_version, (select max(parser_version) from parses))
+    where parses.parser_version = coalesce(registry.parser_version, (select max(all_parses.parser_version) from parses as all_parses))
 ),
 
 files_only as (
@@ -40,7 +40,7 @@ final as (
     union all
     select
         model_key, arm, rep, decision_date, cell_status, valid_count, invalid_count,
-        null, 'release_files', null
+        null as directions, 'release_files' as cell_source, null as parser_version
     from files_only
 )
 

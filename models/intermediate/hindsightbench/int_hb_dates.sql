@@ -24,7 +24,7 @@ dates as (
     left join pre as control
         on control.date_index = (pre.date_index + {{ var('hb_control_shift') }}) % (select count(*) from pre)
     union all
-    select decision_date, 'post', null, null, null from post
+    select decision_date, 'post' as period, null as date_index, null as fake_date, null as control_fake_date from post
 ),
 
 spx as (

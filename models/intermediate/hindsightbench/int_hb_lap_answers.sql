@@ -9,12 +9,13 @@ with asked as (
         probe_set, temperature
     from {{ ref('int_hb_reply_parses') }}
     where kind = 'lap' and not is_truncated
-        and parser_version = (select max(parser_version) from {{ ref('int_hb_reply_parses') }})
+        and parser_version = (select max(newest.parser_version) from {{ ref('int_hb_reply_parses') }} as newest)
 ),
 
 released as (
     select
-        probes.model_key, 'line ' || probes.line_number, probes.decision_date, probes.rep, probes.answer, null,
+        probes.model_key, 'line ' || probes.line_number as probe_id, probes.decision_date, probes.rep as sample, probes.answer,
+        null as answer_strict,
         probes.probe_set, probes.temperature
     from {{ ref('stg_raw__hb_lap_probes') }} as probes
     where not exists (

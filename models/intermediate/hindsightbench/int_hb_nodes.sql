@@ -89,11 +89,11 @@ nodes as (
     union all
     select
         post.decision_date,
-        'post',
+        'post' as period,
         post.system_text,
         post.user_text,
-        case when post_dates.post_index % 2 = 0 then crisis.decision_date else calm_anchors.decision_date end,
-        null
+        case when post_dates.post_index % 2 = 0 then crisis.decision_date else calm_anchors.decision_date end as fake_date,
+        null as control_fake_date
     from post
     inner join post_dates on post_dates.decision_date = post.decision_date
     left join crisis on crisis.crisis_index = {{ int_div('post_dates.post_index', 2) }} % (select count(*) from crisis)

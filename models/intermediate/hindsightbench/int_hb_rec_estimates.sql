@@ -6,7 +6,7 @@ with asked as (
     select model_key, request_id as probe_id, decision_date, estimated_date
     from {{ ref('int_hb_reply_parses') }}
     where kind = 'rec' and not is_truncated
-        and parser_version = (select max(parser_version) from {{ ref('int_hb_reply_parses') }})
+        and parser_version = (select max(newest.parser_version) from {{ ref('int_hb_reply_parses') }} as newest)
 ),
 
 released as (

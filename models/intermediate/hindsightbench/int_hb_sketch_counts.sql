@@ -18,7 +18,7 @@ shared_reps as (
 sketches as (
     select model_key, arm, decision_date, direction from all_sketches
     union all
-    select all_sketches.model_key, all_sketches.arm || '_batch', all_sketches.decision_date, all_sketches.direction
+    select all_sketches.model_key, all_sketches.arm || '_batch' as arm, all_sketches.decision_date, all_sketches.direction
     from all_sketches
     inner join shared_reps
         on shared_reps.model_key = all_sketches.model_key and shared_reps.rep = all_sketches.rep
@@ -42,12 +42,14 @@ counts as (
 final as (
     select * from counts
     union all
-    select counts.model_key, 'W_fake', dates.fake_date, counts.n_sketches, counts.n_bearish, counts.n_bullish
+    select counts.model_key, 'W_fake' as arm, dates.fake_date as decision_date, counts.n_sketches, counts.n_bearish, counts.n_bullish
     from counts
     inner join dates on dates.decision_date = counts.decision_date
     where counts.arm = 'W' and dates.fake_date is not null
     union all
-    select counts.model_key, 'W72_fake', dates.control_fake_date, counts.n_sketches, counts.n_bearish, counts.n_bullish
+    select
+        counts.model_key, 'W72_fake' as arm, dates.control_fake_date as decision_date,
+        counts.n_sketches, counts.n_bearish, counts.n_bullish
     from counts
     inner join dates on dates.decision_date = counts.decision_date
     where counts.arm = 'W72' and dates.control_fake_date is not null

@@ -128,7 +128,7 @@ touched as (
         {%- endfor %}
         bool_and({{ source.is_valid }}) as is_valid,
         max(scored_at) as scored_through
-    {{ rows }} and (select has_samples from sampling)
+    {{ rows }} and (select sampling.has_samples from sampling)
     group by question_id, answer_cell_key{% for column in partition %}, {{ column }}{% endfor %}
     union all
     select
@@ -142,7 +142,7 @@ touched as (
         {%- endfor %}
         {{ source.is_valid }} as is_valid,
         scored_at as scored_through
-    {{ rows }} and not (select has_samples from sampling)
+    {{ rows }} and not (select sampling.has_samples from sampling)
 ),
 
 {{ name }}_case_sums as (
@@ -181,7 +181,7 @@ final as (
         cast(n_questions as integer) as n_questions,
         cast(n_valid as integer) as n_valid,
         scored_through,
-        (select keyed_by from keying) as keyed_by
+        (select keying.keyed_by from keying) as keyed_by
         {%- for column in partition %},
         {{ column }}
         {%- endfor %}

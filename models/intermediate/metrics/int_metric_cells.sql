@@ -8,7 +8,7 @@ with answer_cells as (
     select model, condition, prompt_variant, visibility, {{ unnest_values(["'acc'", "'htr'"]) }} as metric
     from (select distinct model, condition, prompt_variant, visibility from {{ ref('int_answers_scored') }} where is_latest_in_cell)
     union all
-    select model, condition, prompt_variant, 'paired', {{ unnest_values(["'delta_acc'", "'delta_htr'", "'air'", "'hbr'"]) }}
+    select model, condition, prompt_variant, 'paired' as visibility, {{ unnest_values(["'delta_acc'", "'delta_htr'", "'air'", "'hbr'"]) }} as metric
     from (select distinct model, condition, prompt_variant from {{ ref('int_answer_pairs') }})
 ),
 
@@ -38,7 +38,7 @@ labelled as (
 
 final as (
     select * from labelled
-    where cell_key in (select distinct cell_key from {{ ref('int_metric_case_sums') }})
+    where cell_key in (select distinct case_sums.cell_key from {{ ref('int_metric_case_sums') }} as case_sums)
 )
 
 select * from final

@@ -15,8 +15,8 @@
 -- model's time.
 --
 -- Incremental: only pairs with an answer scored since the last build, or whose paired judgment
--- changed, are rewritten (on Spark: every pair of the models that have one, the table's partitions). A reload of TTS (identical_contexts) needs `hindsight build
--- --full-refresh`.
+-- changed, are rewritten (on Spark: every pair of the models that have one, the table's
+-- partitions). A reload of TTS (identical_contexts) needs `hindsight build --full-refresh`.
 -- The incremental pattern (stored marks and fingerprint, changed keys, the same SQL over them,
 -- replaced whole): docs/architecture.md#the-incremental-pattern.
 {{ config(**fact_config(['question_id', 'model', 'condition', 'prompt_variant', 'sample_index'])) }}

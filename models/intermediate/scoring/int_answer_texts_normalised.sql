@@ -13,7 +13,8 @@
 -- keeps its texts until `hindsight build --full-refresh` (nothing joins them).
 -- The incremental pattern (stored marks and fingerprint, changed keys, the same SQL over them,
 -- replaced whole): docs/architecture.md#the-incremental-pattern.
-{{ config(materialized=('table' if target.type == 'spark' else 'incremental'), unique_key='question_id', incremental_strategy='delete+insert', on_schema_change='fail') }}
+{{ config(materialized=('table' if target.type == 'spark' else 'incremental'), unique_key='question_id',
+          incremental_strategy='delete+insert', on_schema_change='fail') }}
 {%- set nodes = graph.get('nodes', {}) if execute else {} %}
 {%- set fingerprint = local_md5(
     model.get('raw_code', '')
@@ -58,7 +59,7 @@ texts as (
     from (
         select question_id, text from response_texts
         union
-        select question_id, coalesce(correct_answer, '') from questions
+        select question_id, coalesce(correct_answer, '') as text from questions
         union
         select question_id, hindsight_trap from questions where hindsight_trap is not null
     ) as texts
@@ -130,6 +131,6 @@ select
     end as parse_status,
     {{ answer_parser_version() }} as parser_version,
     question_load_id,
-    (select max(load_id) from {{ ref('stg_raw__responses') }}) as response_load_id,
+    (select max(responses.load_id) from {{ ref('stg_raw__responses') }} as responses) as response_load_id,
     '{{ fingerprint }}' as texts_fingerprint
 from final

@@ -23,6 +23,7 @@ select
     model_key, arm, crisis_share, calm_share, crisis_share - calm_share as gap,
     cast(crisis_dates_covered as integer) as crisis_dates_covered,
     cast(calm_dates_covered as integer) as calm_dates_covered,
-    crisis_dates_covered = (select count(*) from {{ ref('hb_date_windows') }} where date_window = 'crisis')
-        and calm_dates_covered = (select count(*) from {{ ref('hb_date_windows') }} where date_window = 'calm') as covers_windows
+    crisis_dates_covered = (select count(*) from {{ ref('hb_date_windows') }} as crisis where crisis.date_window = 'crisis')
+        and calm_dates_covered = (select count(*) from {{ ref('hb_date_windows') }} as calm where calm.date_window = 'calm')
+        as covers_windows
 from windows

@@ -32,7 +32,7 @@ lap as (
         count(*) filter (where lap_answer = 'invalid') as lap_invalid_permissive,
         count(*) filter (where lap_answer_strict = 'invalid') as lap_invalid_strict
     from parses
-    where kind = 'lap' and parser_version = (select max(parser_version) from parses)
+    where kind = 'lap' and parser_version = (select max(newest.parser_version) from parses as newest)
     group by model_key
 ),
 

@@ -23,11 +23,11 @@ periods as (
     select probes.*, case when probes.decision_date <= '{{ var("hb_pre_last_date") }}' then 'pre' end as period
     from probes
     union all
-    select probes.*, 'post'
+    select probes.*, 'post' as period
     from probes
     where decision_date >= '{{ var("hb_post_split_month") }}'
     union all
-    select probes.*, 'post_model_relative'
+    select probes.*, 'post_model_relative' as period
     from probes
     inner join cutoffs on cutoffs.model_key = probes.model_key
     where probes.decision_date >= '{{ var("hb_post_split_month") }}' and left(probes.decision_date, 7) > cutoffs.empirical_cutoff

@@ -33,11 +33,11 @@ families as (
 members as (
     select family, offset_months, 'true' as labeling, true_date as decision_date from families
     union all
-    select family, offset_months, 'fake', fake_date from families
+    select family, offset_months, 'fake' as labeling, fake_date as decision_date from families
     union all
-    select 'all', null, 'true', true_date from families
+    select 'all' as family, null as offset_months, 'true' as labeling, true_date as decision_date from families
     union all
-    select 'all', null, 'fake', fake_date from families
+    select 'all' as family, null as offset_months, 'fake' as labeling, fake_date as decision_date from families
 ),
 
 labeled as (
@@ -57,7 +57,7 @@ windows as (
     from labeled
     where is_crisis or is_calm
     union all
-    select family, offset_months, labeling, decision_date, 'rest', is_crisis
+    select family, offset_months, labeling, decision_date, 'rest' as baseline, is_crisis
     from labeled
 ),
 

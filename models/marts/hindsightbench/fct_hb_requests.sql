@@ -37,7 +37,7 @@ reprobe_sets as (
     from {{ enumerated_values(var('hb_lap_sensitivity_temperatures'), 'temperature', 'temperature_position') }} as temperatures
     cross join lap_samples
     union all
-    select null, more.sample_offset + {{ var('hb_lap_samples') }}
+    select null as temperature, more.sample_offset + {{ var('hb_lap_samples') }} as sample
     from {{ range_relation(var('hb_lap_samples'), 'sample_offset') }} as more
 ),
 
@@ -69,7 +69,8 @@ arm_calls as (
         prompts.user_text,
         prompts.arm != 'W72' and replicates.replicate = 1
             and prompts.decision_date in ({{ "'" ~ var('hb_smoke_dates') | join("', '") ~ "'" }}) as in_smoke,
-        prompts.arm != 'W72' and replicates.replicate = 1 and prompts.decision_date in (select decision_date from windows) as in_reduced,
+        prompts.arm != 'W72' and replicates.replicate = 1
+            and prompts.decision_date in (select windows.decision_date from windows) as in_reduced,
         prompts.arm != 'W72' and replicates.replicate = 1 as in_full_1rep,
         prompts.arm != 'W72' as in_full,
         prompts.arm = 'W72' as in_control,
@@ -109,7 +110,7 @@ lap_sets as (
     -- the protocol's samples, and the re-probes of --tier lap-sensitivity
     select 'protocol' as probe_set, cast(null as double) as temperature, sample from lap_samples
     union all
-    select 'lap_sensitivity', coalesce(reprobe_sets.temperature, lap_profile.temperature), reprobe_sets.sample
+    select 'lap_sensitivity' as probe_set, coalesce(reprobe_sets.temperature, lap_profile.temperature) as temperature, reprobe_sets.sample
     from reprobe_sets
     cross join lap_profile
 ),

@@ -10,7 +10,8 @@
 -- group, so an answer that stops being its cell's newest is counted again with the new one.
 -- The incremental pattern (stored marks and fingerprint, changed keys, the same SQL over them,
 -- replaced whole): docs/architecture.md#the-incremental-pattern.
-{{ config(materialized=('table' if target.type == 'spark' else 'incremental'), unique_key=['model', 'condition', 'visibility'], incremental_strategy='delete+insert',
+{{ config(materialized=('table' if target.type == 'spark' else 'incremental'), unique_key=['model', 'condition', 'visibility'],
+          incremental_strategy='delete+insert',
           on_schema_change='fail') }}
 with lost as (
     select * from {{ ref('int_answer_requests_lost') }}

@@ -97,9 +97,9 @@ pair_rows as {{ cte_materialized(false) }} (
 
 pairs as (
     -- the questions the paired metrics have a pair of: with one sample each, a pair is one already
-    select * from pair_rows where not (select has_samples from sampling)
+    select * from pair_rows where not (select sampling.has_samples from sampling)
     union all
-    select distinct * from pair_rows where (select has_samples from sampling)
+    select distinct * from pair_rows where (select sampling.has_samples from sampling)
 ),
 
 answered as (
@@ -112,12 +112,15 @@ answered as (
         bool_or(visibility = 'full') as has_full,
         bool_or(visibility = 'masked') as has_masked
     from newest
-    where (select has_samples from sampling)
+    where (select sampling.has_samples from sampling)
     group by all
     union all
-    select cohort, question_id, model, condition, prompt_variant, visibility = 'full', visibility = 'masked'
+    select
+        cohort, question_id, model, condition, prompt_variant,
+        visibility = 'full' as has_full,
+        visibility = 'masked' as has_masked
     from newest
-    where not (select has_samples from sampling)
+    where not (select sampling.has_samples from sampling)
 ),
 
 answered_requests as (

@@ -7,7 +7,8 @@
 -- answers, or a re-scoring. An update of raw answers in place needs `hindsight build --full-refresh`.
 -- The incremental pattern (stored marks and fingerprint, changed keys, the same SQL over them,
 -- replaced whole): docs/architecture.md#the-incremental-pattern.
-{{ config(materialized=('table' if target.type == 'spark' else 'incremental'), unique_key=['model', 'prompt_variant'], incremental_strategy='delete+insert', on_schema_change='fail') }}
+{{ config(materialized=('table' if target.type == 'spark' else 'incremental'), unique_key=['model', 'prompt_variant'],
+          incremental_strategy='delete+insert', on_schema_change='fail') }}
 with
 {%- if is_incremental() %}
 

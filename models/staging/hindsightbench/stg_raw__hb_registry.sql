@@ -15,7 +15,8 @@ registered as (
     select
         model_key, row_version, display, generation, provider, model_spec, tier, sampling, serving_quantization,
         thinking_regime, retrieval, parser_version, vendor_cutoff, vendor_cutoff_read_on,
-        null, null, null, null, 'audit', serving_variant_of
+        null as published_p1_mode, null as published_lap_at_chance, null as published_delta_gate,
+        null as published_rec_mode, 'audit' as registered_by, serving_variant_of
     from {{ source('raw', 'hb_registry') }}
 ),
 
