@@ -16,13 +16,10 @@ code, the macros or profiles.yml read a HINDSIGHT_ variable that is missing here
 """
 from __future__ import annotations
 
-from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, NamedTuple
 
-import yaml
-
-from ingest.db import PROJECT_DIR
+from ingest.db import project_vars
 
 try:
     __version__ = version("hindsight-warehouse")
@@ -30,10 +27,8 @@ except PackageNotFoundError:     # a checkout that was never installed
     __version__ = "0+unknown"
 
 
-@lru_cache(maxsize=1)
 def protocol_vars() -> dict[str, Any]:
-    with (PROJECT_DIR / "dbt_project.yml").open(encoding="utf-8") as handle:
-        return dict(yaml.safe_load(handle)["vars"])
+    return project_vars()
 
 
 def protocol_var(name: str) -> Any:

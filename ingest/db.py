@@ -10,6 +10,7 @@ import re
 import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
 
@@ -474,17 +475,23 @@ create table if not exists raw.validations (
 """
 
 
+@lru_cache(maxsize=1)
+def project_vars() -> dict:
+    """The vars of dbt_project.yml, as declared (ingest.config.protocol_vars reads them through here)."""
+    with (PROJECT_DIR / "dbt_project.yml").open(encoding="utf-8") as handle:
+        return dict(yaml.safe_load(handle)["vars"])
+
+
 def judgment_score_columns() -> list[tuple[str, str]]:
     """A judgment's score columns and their types, declared once: dbt_project.yml's var
     judgment_score_columns, which the staging models and int_judgments read too."""
-    with (PROJECT_DIR / "dbt_project.yml").open(encoding="utf-8") as handle:
-        return [(name, dtype) for name, dtype in yaml.safe_load(handle)["vars"]["judgment_score_columns"]]
+    return [(name, dtype) for name, dtype in project_vars()["judgment_score_columns"]]
 
 
 # {judgment_scores}: the score columns of raw.judgments and raw.loaded_judgments; a warehouse made
 # before a score existed gains its column (at the end: the staging models select by name)
-RAW_DDL = RAW_DDL_TEMPLATE.replace("    {judgment_scores}\n", "".join(f"    {name:<21} {dtype},\n"
-                                                                   for name, dtype in judgment_score_columns())) + "".join(
+RAW_DDL = RAW_DDL_TEMPLATE.replace("    {judgment_scores}\n", "".join(
+    f"    {name:<21} {dtype},\n" for name, dtype in judgment_score_columns())) + "".join(
     f"alter table raw.{table} add column if not exists {name} {dtype};\n"
     for table in ("judgments", "loaded_judgments") for name, dtype in judgment_score_columns())
 

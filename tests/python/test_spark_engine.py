@@ -31,11 +31,11 @@ from ingest.spark.server import connect_server
 
 pytestmark = pytest.mark.slow
 
-WAREHOUSE_VARS = ["--vars", '{"validation_bootstrap_draws": "warehouse"}']
-
-
 def with_vars(**extra) -> list[str]:
     return ["--vars", json.dumps({"validation_bootstrap_draws": "warehouse", **extra})]
+
+
+WAREHOUSE_VARS = with_vars()
 # DuckDB's data tests run elsewhere in the suite, and Spark's in the T2S2 build: not again
 NO_TESTS = ["--exclude", "resource_type:test", "resource_type:unit_test"]
 BUILD_TIMES = {"scored_at", "scored_through", "built_at", "dbt_invocation_id", "computed_at"}

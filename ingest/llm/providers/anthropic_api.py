@@ -1,7 +1,7 @@
 """`anthropic:MODEL`: the anthropic SDK's Messages API; thinking blocks kept apart from the answer."""
 from __future__ import annotations
 
-from ingest.llm.providers.base import Completion, Settings, RemoteClient
+from ingest.llm.providers.base import Completion, RemoteClient, Settings
 from ingest.llm.providers.registry import register
 
 

@@ -2,7 +2,7 @@
 base URL, any OpenAI-compatible server."""
 from __future__ import annotations
 
-from ingest.llm.providers.base import Completion, Settings, RemoteClient
+from ingest.llm.providers.base import Completion, RemoteClient, Settings
 from ingest.llm.providers.registry import register
 
 

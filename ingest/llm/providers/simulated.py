@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from ingest.llm.providers.base import Completion, Settings, SampledModel
+from ingest.llm.providers.base import Completion, SampledModel, Settings
 from ingest.llm.providers.registry import register
 from ingest.llm.simulators.answerers import Simulator
 
