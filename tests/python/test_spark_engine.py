@@ -143,27 +143,59 @@ def table_files(server, table: str) -> set[tuple[str, int]]:
             for f in (server.folder / "warehouse" / f"{schema}.db" / name).rglob("*.parquet")}
 
 
+def started(db: Path, *args, env: dict | None = None) -> subprocess.Popen:
+    """`hindsight ARGS` on warehouse DB in the background (see finished)."""
+    return subprocess.Popen([sys.executable, "-m", "ingest.cli", *map(str, args)], env=cli_env(db, env), cwd=PROJECT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def finished(run: subprocess.Popen) -> str:
+    output = run.communicate()[0]
+    assert run.returncode == 0, output[-5000:]
+    return output
+
+
+def same_raw_rows(db: Path, spark_side: Path) -> None:
+    """Give warehouse SPARK_SIDE the raw rows of DB (not their build ledgers): the two sides then build
+    the same data at once, DuckDB's in DB and Spark's from SPARK_SIDE's landing zone."""
+    with duckdb.connect(str(spark_side)) as con:
+        con.execute(f"attach '{db}' as source (read_only)")
+        for (table,) in con.execute("""select table_name from information_schema.tables where table_catalog = 'source'
+                                       and table_schema = 'raw' and table_name not in ('builds', 'spark_builds')""").fetchall():
+            con.execute(f"delete from raw.{table}")
+            con.execute(f"insert into raw.{table} select * from source.raw.{table}")
+
+
 def test_spark_builds_both_protocols_equal_to_duckdb_through_a_killed_build_an_append_and_each_interval_method(
         demo_warehouse, tmp_path):
     """One catalog, built the ways a user builds it: in-process (killed at a random point), then behind a
     Spark Connect server that completes the build, appends a model and recomputes the intervals by the
-    other two methods. One full build serves every check: the Spark tests' time in CI is that of one."""
+    other two methods. One full build serves every check: the Spark tests' time in CI is that of one.
+    DuckDB builds the same raw rows in a warehouse of its own meanwhile (one writer per DuckDB file)."""
     require_spark()
     release = require_shared("hindsightbench")
-    db = new_warehouse(tmp_path / "both")
+    db = new_warehouse(tmp_path / "duckdb")
     shutil.copy(demo_warehouse[0], db)
     load_real_cohorts(db)                                   # beside the demo: the shared T2S2 files ...
     hindsight(db, "load", "hindsightbench", release)        # ... and the four published HindsightBench rows
-    hindsight(db, "build", "--all", *WAREHOUSE_VARS, *NO_TESTS)
-    marts = public_marts(db)
+    sdb = new_warehouse(tmp_path / "spark")                 # the Spark side's raw rows, landing zone and ledger
+    shutil.copy(db, sdb)
     catalog = tmp_path / "catalog"
-    env = {"HINDSIGHT_SPARK_WAREHOUSE": str(catalog), "HINDSIGHT_LANDING": str(db.parent / "landing"),
-           "DBT_TARGET_PATH": str(dbt_target(db)) + "-spark"}
+    env = {"HINDSIGHT_SPARK_WAREHOUSE": str(catalog), "HINDSIGHT_LANDING": str(sdb.parent / "landing"),
+           "DBT_TARGET_PATH": str(dbt_target(sdb)) + "-spark"}
+    duckdb_build = started(db, "build", "--all", *WAREHOUSE_VARS, *NO_TESTS)
+    # plain dbt has no session with the table functions: it stops at its start and says what to run
+    dbt = Path(sys.executable).parent / "dbt"
+    plain = subprocess.Popen([str(dbt), "run", "--target", "spark", "--select", "int_metric_cells"], cwd=PROJECT,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             env=cli_env(new_warehouse(tmp_path / "plain"),
+                                         {"HINDSIGHT_SPARK_WAREHOUSE": str(tmp_path / "plain" / "catalog"),
+                                          "HINDSIGHT_LANDING": str(tmp_path / "plain" / "landing")}))
 
     # in-process (local[2], the catalog beside the warehouse), killed with its JVM mid-build
-    after = random.Random().uniform(30, 75)              # dbt starts after the export and the JVM, ~25 s
+    after = random.Random().uniform(30, 60)              # dbt starts after the export and the JVM, ~25 s
     killed = subprocess.Popen([sys.executable, "-m", "ingest.cli", "build", "--target", "spark"], cwd=PROJECT,
-                              env={**os.environ, "HINDSIGHT_DB": str(db), **env}, start_new_session=True,
+                              env={**os.environ, "HINDSIGHT_DB": str(sdb), **env}, start_new_session=True,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         killed.wait(timeout=after)
@@ -171,9 +203,13 @@ def test_spark_builds_both_protocols_equal_to_duckdb_through_a_killed_build_an_a
     except subprocess.TimeoutExpired:
         os.killpg(killed.pid, signal.SIGKILL)          # the build, dbt and Spark's JVM, mid-write
         killed.wait()
+    assert plain.wait() != 0
+    assert "only `hindsight build --target spark` registers: run that" in plain.communicate()[0]
+    finished(duckdb_build)
+    marts = public_marts(db)
 
     with connect_server(catalog) as server:             # the same catalog folder, now a server's
-        resumed = spark_build(db, server, *WAREHOUSE_VARS, *NO_TESTS)
+        resumed = spark_build(sdb, server, *WAREHOUSE_VARS, *NO_TESTS)
         assert "landing zone" in resumed.stderr and "target spark_connect" in resumed.stderr
         assert "building everything on Spark (no earlier build recorded)" in resumed.stderr
         # every kind of check on the built catalog: the unit tests and equivalence checks a refresh leaves
@@ -183,7 +219,7 @@ def test_spark_builds_both_protocols_equal_to_duckdb_through_a_killed_build_an_a
                                  "--profiles-dir", str(PROJECT), "--target", "spark_connect", *WAREHOUSE_VARS, "--select",
                                  "resource_type:unit_test", "test_type:singular", *one_data_test_of_each_kind(db)],
                                 cwd=PROJECT, capture_output=True, text=True,
-                                env=cli_env(db, {**env, "HINDSIGHT_SPARK_REMOTE": server.url, "PYSPARK_PYTHON": sys.executable}))
+                                env=cli_env(sdb, {**env, "HINDSIGHT_SPARK_REMOTE": server.url, "PYSPARK_PYTHON": sys.executable}))
         assert checks.returncode == 0, checks.stdout[-3000:]
         ran = json.loads((Path(env["DBT_TARGET_PATH"]) / "run_results.json").read_text())["results"]
         kinds = [r["unique_id"].split(".")[0] for r in ran]
@@ -208,8 +244,9 @@ def test_spark_builds_both_protocols_equal_to_duckdb_through_a_killed_build_an_a
         # a fifth model answers the questions: only its partitions are written (the T2S2 questions, loaded
         # after the demo's answers and answered by no other model, touch no other model's partitions)
         hindsight(db, "answer", "--model", "sim:hindsight@0.45", "--concurrency", "4")
-        hindsight(db, "build", *WAREHOUSE_VARS, *NO_TESTS)
-        again = spark_build(db, server, *WAREHOUSE_VARS, *NO_TESTS)
+        same_raw_rows(db, sdb)
+        duckdb_build = started(db, "build", *WAREHOUSE_VARS, *NO_TESTS)
+        again = spark_build(sdb, server, *WAREHOUSE_VARS, *NO_TESTS)
         assert "landing zone" in again.stderr and " 0 load partitions" not in again.stderr     # the new answers' load
         # planned as a DuckDB build: what the new answers touch, not the HindsightBench audit
         assert "loaded since the last build: " in again.stderr and "refreshing what depends on it on Spark" in again.stderr
@@ -218,6 +255,7 @@ def test_spark_builds_both_protocols_equal_to_duckdb_through_a_killed_build_an_a
             after_append = partition_files(server, table)
             assert set(after_append) == set(before[table]) | {"model=sim%3Ahindsight@0.45"}, table
             assert {part: after_append[part] for part in before[table]} == before[table], f"{table}: another model was rewritten"
+        finished(duckdb_build)
         spark, served = read_marts_and_serving(server, marts, tmp_path / "appended")
         assert differences(db, spark) == {}
         assert differences(db, served) == {}
@@ -229,19 +267,12 @@ def test_spark_builds_both_protocols_equal_to_duckdb_through_a_killed_build_an_a
                 ("bca", "int_metric_estimates+", ["agg_metrics", "agg_metrics_by_format"],
                  {"bootstrap_cells_per_block": 5, "bootstrap_replicates_per_block": 400}),
                 ("studentized", "int_metric_estimates_by_eval_target+", ["agg_metrics_by_eval_target"], {})]:
-            hindsight(db, "build", "--select", estimator, *NO_TESTS, *with_vars(ci_method=method))
-            spark_build(db, server, "--select", estimator, *NO_TESTS, *with_vars(ci_method=method, **blocks))
+            duckdb_build = started(db, "build", "--select", estimator, *NO_TESTS, *with_vars(ci_method=method))
+            spark_build(sdb, server, "--select", estimator, *NO_TESTS, *with_vars(ci_method=method, **blocks))
+            finished(duckdb_build)
             spark = read_spark(server, estimates, tmp_path / method)
             assert all(set(frame["ci_method"]) == {method} for frame in spark.values()), method
             assert differences(db, spark) == {}, method
-
-    # plain dbt has no session with the table functions: it stops at its start and says what to run
-    dbt = Path(sys.executable).parent / "dbt"
-    plain = subprocess.run([str(dbt), "run", "--target", "spark", "--select", "int_metric_cells"], cwd=PROJECT,
-                           capture_output=True, text=True,
-                           env=cli_env(db, {**env, "HINDSIGHT_SPARK_WAREHOUSE": str(tmp_path / "plain")}))
-    assert plain.returncode != 0
-    assert "only `hindsight build --target spark` registers: run that" in plain.stdout + plain.stderr
 
 
 def test_a_mart_that_differs_is_reported(tmp_path):
