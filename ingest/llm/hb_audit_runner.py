@@ -121,7 +121,7 @@ def tier_rows(con, tier: str, control: bool = False) -> list[dict]:
         raise InputError("--tier", f"unknown tier {tier!r}", f"use one of {', '.join(TIERS)}")
     require_marts(con, "fct_hb_requests")
     rows = fetch_dicts(con, f"""select * from fct_hb_requests where {TIERS[tier]}{' or in_control' if control else ''}
-                                order by kind, decision_date, arm, replicate, sample""")
+                                order by kind, decision_date, arm, replicate, sample, probe_set, temperature, request_id""")
     if not rows:
         raise InputError("fct_hb_requests", "no requests: the panel's prompt inputs are not loaded",
                          "run `hindsight load hindsightbench ROOT` on a release with sketch_batch_requests.jsonl, then `hindsight build`")

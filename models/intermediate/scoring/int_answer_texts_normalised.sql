@@ -15,11 +15,7 @@
 -- replaced whole): docs/architecture.md#the-incremental-pattern.
 {{ config(materialized=('table' if target.type == 'spark' else 'incremental'), unique_key='question_id',
           incremental_strategy='delete+insert', on_schema_change='fail') }}
-{%- set nodes = graph.get('nodes', {}) if execute else {} %}
-{%- set fingerprint = local_md5(
-    model.get('raw_code', '')
-    ~ nodes.get('model.hindsight.int_question_options', {}).get('raw_code', '')
-    ~ answer_parser_version()) %}
+{%- set fingerprint = code_fingerprint(['int_question_options'], answer_parser_version()) %}
 with questions as (
     select question_id, format, correct_answer, hindsight_trap, load_id
     from {{ ref('int_questions_positioned') }}

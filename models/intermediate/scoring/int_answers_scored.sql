@@ -22,12 +22,7 @@
 -- The incremental pattern (stored marks and fingerprint, changed keys, the same SQL over them,
 -- replaced whole): docs/architecture.md#the-incremental-pattern.
 {{ config(**fact_config('response_key')) }}
-{%- set nodes = graph.get('nodes', {}) if execute else {} %}
-{%- set fingerprint = local_md5(
-    model.get('raw_code', '')
-    ~ nodes.get('model.hindsight.int_answer_texts_normalised', {}).get('raw_code', '')
-    ~ nodes.get('model.hindsight.int_question_options', {}).get('raw_code', '')
-    ~ answer_parser_version()) %}
+{%- set fingerprint = code_fingerprint(['int_answer_texts_normalised', 'int_question_options'], answer_parser_version()) %}
 {%- set judgments_sql %}
     select response_id, judgment_id, judge_model, accuracy_score, htr_score,
         row_number() over (partition by response_id order by judged_at desc, judge_model) as judge_rank

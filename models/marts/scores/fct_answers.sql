@@ -7,8 +7,8 @@
 --
 -- A view: int_answers_scored is the incremental table that scores answers and decides the newest
 -- of each cell, narrow so that 17.8 M answers (100x the paper's cases) are written once per build
--- with what scoring decides; the question's labels and the answer's id and provenance are joined
--- here.
+-- with what scoring decides; the question's labels, and the answer's id and provenance (each
+-- answer's, stored once in int_response_provenance), are joined here.
 {{ config(materialized='view') }}
 with answers as (
     select * from {{ ref('int_answers_scored') }}
@@ -31,7 +31,7 @@ responses as (
         any_value(source_file) as source_file,
         any_value(line_number) as line_number,
         any_value(loaded_at) as loaded_at
-    from {{ ref('stg_raw__responses') }}
+    from {{ ref('int_response_provenance') }}
     group by response_key
 ),
 
