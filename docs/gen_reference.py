@@ -11,12 +11,10 @@ import csv
 import json
 from pathlib import Path
 
-import duckdb
 import mkdocs_gen_files
 import yaml
 
-from ingest.config import ENVIRONMENT
-from ingest.db import RAW_DDL
+from ingest.config import ENVIRONMENT, raw_tables
 from ingest.publish.marts import public_mart_properties, singular_tests_of
 from ingest.publish.project_vars import project_vars
 
@@ -136,29 +134,24 @@ def render_seeds() -> str:
 
 
 def render_raw() -> str:
-    """Each raw table: what it holds (the sources YAML) and its columns and types, as the DDL that creates
-    it in every warehouse (ingest/db.py RAW_DDL) declares them."""
-    sources = yaml.safe_load((PROJECT / "models" / "staging" / "raw" / "_raw__sources.yml").read_text())["sources"]
-    tables = {table["name"]: table for source in sources if source["name"] == "raw" for table in source["tables"]}
-    with duckdb.connect() as con:
-        con.execute(RAW_DDL)
-        columns = con.execute("""select table_name, column_name, data_type from information_schema.columns
-                                 where table_schema = 'raw' order by table_name, ordinal_position""").fetchall()
+    """Each raw table: what it holds and its columns, as the sources YAML declares them (every warehouse's
+    raw tables are created from it: ingest/config.py)."""
     lines = ["# Raw schema reference", "",
-             "Generated at every docs build from the DDL that creates the `raw` schema in every warehouse "
-             "(`ingest/db.py`) and the source descriptions (`models/staging/raw/_raw__sources.yml`). The raw "
-             "tables are append-only: the `hindsight` commands write them (each row with the `load_id` of the "
-             "command that wrote it), and the staging models are the only readers. What each input file must "
-             "hold is in [Bring your own data](../your-data.md).", ""]
-    names = sorted({table for table, _, _ in columns})
-    lines += ["- " + ", ".join(f"[`{name}`](#{name})" for name in names), ""]
-    for name in names:
-        table = tables.get(name, {})
-        described = {column["name"]: column.get("description") for column in table.get("columns") or []}
-        lines += [f"## {name}", "", _one_line(table.get("description")) or "(the CLI's own bookkeeping: no model reads it)", "",
+             "Generated at every docs build from the declaration every warehouse's `raw` schema is created from "
+             "(`models/staging/raw/_raw__sources.yml`, read by `ingest/config.py`). The raw tables are "
+             "append-only: the `hindsight` commands write them (each row with the `load_id` of the command that "
+             "wrote it), and the staging models are the only readers. What each input file must hold is in "
+             "[Bring your own data](../your-data.md).", ""]
+    tables = raw_tables()
+    lines += ["- " + ", ".join(f"[`{name}`](#{name})" for name in sorted(tables)), ""]
+    for name, table in sorted(tables.items()):
+        lines += [f"## {name}", "", _one_line(table.get("description")), "",
                   "| column | type | description |", "| --- | --- | --- |"]
-        lines += [f"| `{column}` | {data_type} | {_one_line(described.get(column))} |"
-                  for table_name, column, data_type in columns if table_name == name]
+        for column in table["columns"]:
+            meta = column.get("meta") or {}
+            kind = column["data_type"] + (" not null" if meta.get("not_null") else "") + (
+                f" default {meta['default']}" if "default" in meta else "")
+            lines.append(f"| `{column['name']}` | {kind} | {_one_line(column.get('description'))} |")
         lines.append("")
     return "\n".join(lines)
 

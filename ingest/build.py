@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import sys
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib.metadata import version
 from pathlib import Path
-
-import yaml
 
 from ingest.db import PROJECT_DIR, connect, warehouse_path
 from ingest.dbt_process import DbtProcess, parse_flags
@@ -162,14 +161,12 @@ def raw_signatures(con) -> dict[str, str]:
         for table in tables}
 
 
-def declared_sources() -> set[str]:
-    """The raw tables dbt declares as sources (a changed table nothing reads selects nothing)."""
-    names = set()
-    for path in (PROJECT_DIR / "models").rglob("*.yml"):
-        for source in (yaml.safe_load(path.read_text()) or {}).get("sources", []):
-            if source.get("name") == "raw":
-                names.update(table["name"] for table in source.get("tables", []))
-    return names
+def read_sources() -> set[str]:
+    """The raw tables a model reads (`source('raw', T)`): a changed table nothing reads selects nothing
+    (the raw schema declares more, such as the batch ledgers: models/staging/raw/_raw__sources.yml)."""
+    pattern = re.compile(r"""source\(\s*['"]raw['"]\s*,\s*['"](\w+)['"]\s*\)""")
+    return {name for folder in ("models", "macros") for path in (PROJECT_DIR / folder).rglob("*")
+            if path.suffix in (".sql", ".py") for name in pattern.findall(path.read_text())}
 
 
 def model_names() -> set[str]:
@@ -200,7 +197,7 @@ def plan(con, args: list[str], ledger: Ledger | None = None) -> Scope:
         return Scope(None, fingerprint, signatures, True, why)
     before = json.loads(last[1])
     changed = sorted(t for t in signatures if before.get(t) != signatures[t])
-    read = sorted(set(changed) & declared_sources())
+    read = sorted(set(changed) & read_sources())
     select = [f"source:raw.{t}+" for t in read] + (["dim_build"] if read else [])
     return Scope(select, fingerprint, signatures, True,
                  f"loaded since the last build: {', '.join(changed)}" if changed else "nothing loaded since the last build")

@@ -1,4 +1,6 @@
-"""Protocol settings: the `vars` of dbt_project.yml, the one home of every protocol constant.
+"""What the dbt project declares that Python reads too, and the warehouse's own settings.
+
+Protocol settings: the `vars` of dbt_project.yml, the one home of every protocol constant.
 
 SQL reads them with var(), the dbt Python models through their config, and Python
 through protocol_vars(), so a change in dbt_project.yml (or `--vars` on a build)
@@ -13,13 +15,34 @@ And ENVIRONMENT: every environment variable the warehouse reads, declared once w
 and what it does. docs/reference/environment.md is generated from it, and a test fails when the
 code, the macros or profiles.yml read a HINDSIGHT_ variable that is missing here
 (tests/python/test_project_vars.py).
+
+And the raw schema, declared once beside the sources it feeds (models/staging/raw/_raw__sources.yml),
+from which every warehouse's raw tables are created (raw_ddl): each table's columns in order, with
+`data_type`, and in `meta` whether a column is `not_null`, its `default`, and whether it was
+`added_later` (a warehouse made before it gains it, at the end of its table). The judgment score
+columns are dbt_project.yml's var judgment_score_columns, placed after the column a table's
+`meta.judgment_scores_after` names (tests/python/test_raw_schema.py).
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any, NamedTuple
 
-from ingest.db import project_vars
+import yaml
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+RAW_SOURCES = PROJECT_DIR / "models" / "staging" / "raw" / "_raw__sources.yml"
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@lru_cache(maxsize=1)
+def project_vars() -> dict:
+    """The vars of dbt_project.yml, as declared."""
+    with (PROJECT_DIR / "dbt_project.yml").open(encoding="utf-8") as handle:
+        return dict(yaml.load(handle, Loader=_Loader)["vars"])
+
 
 try:
     __version__ = version("hindsight-warehouse")
@@ -126,3 +149,47 @@ ENVIRONMENT = {
         "",
         "`1`: the report's browser tests fail instead of skipping."),
 }
+
+
+def judgment_score_columns() -> list[tuple[str, str]]:
+    """A judgment's score columns and their types, declared once: dbt_project.yml's var
+    judgment_score_columns, which the staging models and int_judgments read too."""
+    return [(name, dtype) for name, dtype in project_vars()["judgment_score_columns"]]
+
+
+@lru_cache(maxsize=1)
+def raw_tables() -> dict[str, dict]:
+    """Each raw table's entry of the sources YAML, its columns complete (the score columns placed)."""
+    with RAW_SOURCES.open(encoding="utf-8") as handle:
+        source = next(s for s in yaml.load(handle, Loader=_Loader)["sources"] if s["name"] == "raw")
+    tables = {}
+    for table in source["tables"]:
+        columns = list(table["columns"])
+        after = (table.get("meta") or {}).get("judgment_scores_after")
+        if after:
+            at = next(i for i, column in enumerate(columns) if column["name"] == after) + 1
+            # a warehouse made before a score existed gains its column (at the end: the staging
+            # models select by name)
+            columns[at:at] = [{"name": name, "data_type": dtype, "meta": {"added_later": True}}
+                              for name, dtype in judgment_score_columns()]
+        tables[table["name"]] = {**table, "columns": columns}
+    return tables
+
+
+def _column_sql(column: dict) -> str:
+    meta = column.get("meta") or {}
+    return " ".join([f"{column['name']:<20}", column["data_type"], *(["not null"] if meta.get("not_null") else []),
+                     *([f"default {meta['default']}"] if "default" in meta else [])])
+
+
+@lru_cache(maxsize=1)
+def raw_ddl() -> str:
+    """The statements that create the raw schema in a new warehouse (every column, in the YAML's order: a
+    later column is declared where a new table has it) and add the later columns to an older one."""
+    statements = ["create schema if not exists raw;"]
+    for name, table in raw_tables().items():
+        body = ",\n".join(f"    {_column_sql(c)}" for c in table["columns"])
+        statements.append(f"create table if not exists raw.{name} (\n{body}\n);")
+        statements += [f"alter table raw.{name} add column if not exists {_column_sql(c)};"
+                       for c in table["columns"] if (c.get("meta") or {}).get("added_later")]
+    return "\n".join(statements) + "\n"

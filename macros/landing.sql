@@ -6,9 +6,10 @@
 {% macro register_landing() -%}
     {%- if execute and target.type == 'spark' %}
         {%- set landing = landing_path() %}
-        {#- the raw source's tables (`hindsight export raw` writes each, an empty one as an empty file) #}
+        {#- the raw source's tables (`hindsight export raw` writes each, an empty one as an empty file; not
+            the build ledgers, `exported: false`) #}
         {%- set names = [] %}
-        {%- for node in graph.sources.values() if node.source_name == 'raw' %}
+        {%- for node in graph.sources.values() if node.source_name == 'raw' and node.meta.get('exported', true) %}
             {%- do names.append(node.name) %}
         {%- endfor %}
         {%- do check_table_functions() %}

@@ -18,8 +18,7 @@ import yaml
 
 from conftest import PROJECT
 from ingest.cli import main
-from ingest.config import __version__
-from ingest.db import RAW_DDL
+from ingest.config import __version__, raw_ddl
 from ingest.publish.marts import public_mart_properties
 
 QUIET = {"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
@@ -80,7 +79,7 @@ def test_the_site_builds_strictly_with_generated_references(tmp_path):
             assert f"<code>{column}</code>" in seeds, (csv_file.stem, column)
     raw = (tmp_path / "site" / "reference" / "raw" / "index.html").read_text()
     with duckdb.connect() as con:
-        con.execute(RAW_DDL)
+        con.execute(raw_ddl())
         for table, column in con.execute("select table_name, column_name from information_schema.columns "
                                          "where table_schema = 'raw'").fetchall():
             assert f'id="{table}"' in raw and f"<code>{column}</code>" in raw, (table, column)

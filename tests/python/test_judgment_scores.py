@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 
 from conftest import PROJECT, cli_env, new_warehouse
-from ingest.db import RAW_DDL, judgment_score_columns
+from ingest.config import judgment_score_columns, raw_ddl
 
 CARRIERS = ["stg_raw__judgments", "stg_raw__loaded_judgments", "int_judgments"]
 
@@ -19,7 +19,7 @@ def test_the_raw_tables_hold_the_declared_scores_in_order():
     scores = judgment_score_columns()
     assert ("accuracy_score", "double") in scores and ("hbr_score", "double") in scores
     with duckdb.connect() as con:
-        con.execute(RAW_DDL)
+        con.execute(raw_ddl())
         for table in ("judgments", "loaded_judgments"):
             columns = con.execute("select column_name, lower(data_type) from information_schema.columns where table_schema = "
                                   "'raw' and table_name = ? order by ordinal_position", [table]).fetchall()
