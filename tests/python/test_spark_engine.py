@@ -41,8 +41,9 @@ NO_TESTS = ["--exclude", "resource_type:test", "resource_type:unit_test"]
 BUILD_TIMES = {"scored_at", "scored_through", "built_at", "dbt_invocation_id", "computed_at"}
 ENGINE_HASHES = {"comparison_hash", "requests_signature", "input_fingerprint"}
 # the facts Spark partitions by model (macro fact_config)
-PARTITIONED = ["intermediate.int_answers_scored", "intermediate.int_answer_pairs", "intermediate.int_metric_case_sums",
-               "intermediate.int_metric_estimates", "intermediate.int_metric_estimates_by_eval_target"]
+PARTITIONED = ["intermediate.int_answers_scored", "intermediate.int_response_provenance", "intermediate.int_answer_pairs",
+               "intermediate.int_metric_case_sums", "intermediate.int_metric_estimates",
+               "intermediate.int_metric_estimates_by_eval_target"]
 
 
 def public_marts(db: Path) -> list[str]:

@@ -19,83 +19,22 @@
 -- both give the same marts. On Spark the same reasons pick whole models (the table's partitions):
 -- a model with answers of a new load, a judgment changed or an answer to a reloaded question is
 -- scored again, and every model when the scoring code changed (tests/python/test_spark_engine.py).
--- The incremental pattern (stored marks and fingerprint, changed keys, the same SQL over them,
--- replaced whole): docs/architecture.md#the-incremental-pattern.
+-- Which answers a build scores: macro answers_to_score. The incremental pattern (stored marks and
+-- fingerprint, changed keys, the same SQL over them, replaced whole):
+-- docs/architecture.md#the-incremental-pattern.
 {{ config(**fact_config('response_key')) }}
-{%- set fingerprint = code_fingerprint(['int_answer_texts_normalised', 'int_question_options'], answer_parser_version()) %}
-{%- set judgments_sql %}
-    select response_id, judgment_id, judge_model, accuracy_score, htr_score,
-        row_number() over (partition by response_id order by judged_at desc, judge_model) as judge_rank
-    from {{ ref('int_judgments') }}
-    where kind = 'individual'
-    qualify judge_rank = 1
-{%- endset %}
+{#- what scores an answer: this model, the text normaliser, the option parser, the parser version, the judgment chosen #}
+{%- set fingerprint = code_fingerprint(['int_answer_texts_normalised', 'int_question_options'],
+                                       answer_parser_version() ~ newest_individual_judgments('int_judgments')) %}
+{%- set to_score = answers_to_score(fingerprint) if is_incremental() else none %}
 with judgments as (
-{{- judgments_sql }}
+    {{ newest_individual_judgments(ref('int_judgments')) }}
 ),
-
-{%- set reloaded_questions %}
-    select question_id from {{ ref('int_questions_positioned') }}
-    where load_id > (select coalesce(max(question_load_id), 0) from {{ this }})
-{%- endset %}
-{%- set rejudged_answers %}
-    select judged.response_key
-    from judgments
-    inner join {{ ref('stg_raw__responses') }} as judged on judged.response_id = judgments.response_id
-    left join {{ this }} as scored on scored.response_key = judged.response_key
-    where scored.judgment_id is distinct from judgments.judgment_id
-{%- endset %}
-{%- set pending = {'rescore': true, 'questions': true, 'judgments': true} %}
-{%- if is_incremental() and execute and target.type != 'spark' %}
-{#- which reasons to score again hold, asked before the query: the answers of new loads alone are
-    then a filter on load_id that skips the stored row groups, where an OR with the other reasons
-    read all 17.8 M raw answers at 100x the paper's cases (1.8 s in a build that adds 44,000) #}
-{%- set found = run_query("with judgments as (" ~ judgments_sql ~ ") select"
-    ~ " exists (select 1 from " ~ this ~ " where scoring_fingerprint is distinct from '" ~ fingerprint ~ "'),"
-    ~ " exists (" ~ reloaded_questions ~ "), exists (" ~ rejudged_answers ~ ")").rows[0] %}
-{%- do pending.update({'rescore': found[0], 'questions': found[1], 'judgments': found[2]}) %}
-{%- endif %}
-
-{%- if is_incremental() and target.type == 'spark' %}
-
-stored_models as (
-    select model, max(load_id) as load_id, bool_or(scoring_fingerprint <> '{{ fingerprint }}') as recoded
-    from {{ this }}
-    group by model
-),
-
-touched_models as (
-    select responses.model
-    from {{ ref('stg_raw__responses') }} as responses
-    left join stored_models on stored_models.model = responses.model
-    group by responses.model
-    having max(responses.load_id) > coalesce(max(stored_models.load_id), -1)
-        or coalesce(bool_or(stored_models.recoded), false)
-    union
-    -- the models that answered a reloaded question (a question loaded with no answer yet touches none)
-    select distinct model from {{ ref('stg_raw__responses') }}
-    where question_id in ({{ reloaded_questions }})
-    union
-    select judged.model
-    from judgments
-    inner join {{ ref('stg_raw__responses') }} as judged on judged.response_id = judgments.response_id
-    left join {{ this }} as scored on scored.response_key = judged.response_key
-    where scored.judgment_id is distinct from judgments.judgment_id
-),
-{%- endif %}
 
 responses as (
     select * from {{ ref('stg_raw__responses') }}
-    {%- if is_incremental() and target.type == 'spark' %}
-    where model in (select model from touched_models)
-    {%- elif is_incremental() and not pending.rescore %}
-    where load_id > (select coalesce(max(load_id), 0) from {{ this }})
-        {%- if pending.questions %}
-        or question_id in ({{ reloaded_questions }})
-        {%- endif %}
-        {%- if pending.judgments %}
-        or response_key in ({{ rejudged_answers }})
-        {%- endif %}
+    {%- if to_score %}
+    where {{ to_score }}
     {%- endif %}
 ),
 
@@ -262,7 +201,7 @@ newest as (
             as newest_response_key
     from {{ ref('stg_raw__responses') }}
     {%- if is_incremental() and target.type == 'spark' %}
-    where model in (select model from touched_models)
+    where {{ to_score }}
     {%- elif is_incremental() %}
     semi join touched using (question_id, model, condition, visibility, prompt_variant, sample_index)
     {%- endif %}

@@ -9,22 +9,14 @@
 -- Incremental: a model x prompt_variant is counted again when one of its answers was scored after
 -- the newest score the table counted (scored_through); every one when the requests changed since
 -- (requests_signature: their number and the order-free sum of their keys' hashes).
--- The incremental pattern (stored marks and fingerprint, changed keys, the same SQL over them,
--- replaced whole): docs/architecture.md#the-incremental-pattern.
+-- The signature and its comparison: macros/requests_signature.sql. The incremental pattern (stored
+-- marks and fingerprint, changed keys, the same SQL over them, replaced whole):
+-- docs/architecture.md#the-incremental-pattern.
 {{ config(materialized=('table' if target.type == 'spark' else 'incremental'), unique_key=['model', 'prompt_variant'], incremental_strategy='delete+insert',
           on_schema_change='fail') }}
-{%- set signature = none %}
-{%- if execute and model.resource_type == 'model' and load_relation(ref('fct_answer_requests')) is not none %}
-{#- taken when the model compiles (just before it runs; not in its unit test, whose refs are fixtures), once: compared with the stored one before the
-    query, an unchanged set of requests leaves the filter on scored_at that skips the stored answers #}
-{%- set signature = run_query("select count(*) || ':' || coalesce(sum(" ~ hash64(['question_id', 'condition', 'visibility',
-    'prompt_variant', 'narrative_model']) ~ "), 0) from " ~ ref('fct_answer_requests')).columns[0].values()[0] %}
-{%- endif %}
+{%- set signature = requests_signature() %}
 {#- only the groups with newer answers are counted again, when the requests are the ones stored #}
-{%- set only_touched = false %}
-{%- if is_incremental() and execute %}
-{%- set only_touched = run_query("select any_value(requests_signature) from " ~ this).columns[0].values()[0] == signature %}
-{%- endif %}
+{%- set only_touched = requests_unchanged_since_stored(signature) %}
 with requests as (
     select cohort, question_id, condition, prompt_variant
     from {{ ref('fct_answer_requests') }}
