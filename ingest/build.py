@@ -31,6 +31,7 @@ from datetime import datetime, timezone
 from importlib.metadata import version
 from pathlib import Path
 
+from ingest.config import build_ledgers
 from ingest.db import PROJECT_DIR, connect, warehouse_path
 from ingest.dbt_process import DbtProcess, parse_flags
 from ingest.serve.snapshots import current
@@ -87,9 +88,6 @@ class Ledger:
     inputs: tuple[str, ...]         # project files
     packages: tuple[str, ...]       # installed versions
     catalog: str | None = None      # whose builds: a Spark catalog (its folder or server); DuckDB's own file
-
-
-LEDGERS = ("builds", "spark_builds")
 
 
 def duckdb_ledger() -> Ledger:
@@ -154,8 +152,9 @@ def node_threads(con, args: list[str]) -> list[str]:
 
 
 def raw_signatures(con) -> dict[str, str]:
+    ledgers = build_ledgers()
     tables = [name for (name,) in con.execute(
-        "select table_name from duckdb_tables() where schema_name = 'raw' order by 1").fetchall() if name not in LEDGERS]
+        "select table_name from duckdb_tables() where schema_name = 'raw' order by 1").fetchall() if name not in ledgers]
     return {table: "{}:{}".format(*con.execute(
         f'select count(*), coalesce(sum(hash(whole_row)), 0) from raw."{table}" as whole_row').fetchone())
         for table in tables}

@@ -37,21 +37,17 @@ RAW_SOURCES = PROJECT_DIR / "models" / "staging" / "raw" / "_raw__sources.yml"
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-@lru_cache(maxsize=1)
-def project_vars() -> dict:
-    """The vars of dbt_project.yml, as declared."""
-    with (PROJECT_DIR / "dbt_project.yml").open(encoding="utf-8") as handle:
-        return dict(yaml.load(handle, Loader=_Loader)["vars"])
-
-
 try:
     __version__ = version("hindsight-warehouse")
 except PackageNotFoundError:     # a checkout that was never installed
     __version__ = "0+unknown"
 
 
+@lru_cache(maxsize=1)
 def protocol_vars() -> dict[str, Any]:
-    return project_vars()
+    """The vars of dbt_project.yml, as declared (read once)."""
+    with (PROJECT_DIR / "dbt_project.yml").open(encoding="utf-8") as handle:
+        return dict(yaml.load(handle, Loader=_Loader)["vars"])
 
 
 def protocol_var(name: str) -> Any:
@@ -154,7 +150,7 @@ ENVIRONMENT = {
 def judgment_score_columns() -> list[tuple[str, str]]:
     """A judgment's score columns and their types, declared once: dbt_project.yml's var
     judgment_score_columns, which the staging models and int_judgments read too."""
-    return [(name, dtype) for name, dtype in project_vars()["judgment_score_columns"]]
+    return [(name, dtype) for name, dtype in protocol_vars()["judgment_score_columns"]]
 
 
 @lru_cache(maxsize=1)
@@ -174,6 +170,11 @@ def raw_tables() -> dict[str, dict]:
                               for name, dtype in judgment_score_columns()]
         tables[table["name"]] = {**table, "columns": columns}
     return tables
+
+
+def build_ledgers() -> list[str]:
+    """The raw tables that are build ledgers, not data (`exported: false`): no landing zone, signature or Spark view."""
+    return [name for name, table in raw_tables().items() if (table.get("meta") or {}).get("exported") is False]
 
 
 def _column_sql(column: dict) -> str:

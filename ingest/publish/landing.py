@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ingest.config import __version__, raw_tables
+from ingest.config import __version__, build_ledgers
 from ingest.errors import InputError
 
 MANIFEST = "_landing.json"
@@ -64,11 +64,10 @@ def export_raw(con, out: Path) -> LandingExport:
         raise InputError(manifest_path, f"unreadable ({error.msg})", "delete it and the folder's tables, then export again") from None
     written = manifest.setdefault("tables", {})
     result = LandingExport(out)
-    ledgers = [name for name, table in raw_tables().items() if (table.get("meta") or {}).get("exported") is False]
     tables = [r[0] for r in con.execute("""select table_name from information_schema.tables
                                            where table_schema = 'raw' and table_type = 'BASE TABLE'
                                              and not list_contains(?, table_name)
-                                           order by table_name""", [ledgers]).fetchall()]
+                                           order by table_name""", [build_ledgers()]).fetchall()]
     for table in tables:
         columns = [r[0] for r in con.execute("""select column_name from information_schema.columns
                                                 where table_schema = 'raw' and table_name = ? order by ordinal_position""",
