@@ -55,7 +55,8 @@ INCREMENTAL_FACTS = {("intermediate", "int_answer_pairs"): ["full_response_key"]
                      ("main", "agg_answer_provenance"): ["scored_through"], ("main", "agg_answer_completion"): ["n_context_overflow"],
                      ("intermediate", "int_answer_texts_normalised"): ["texts_fingerprint"],
                      ("intermediate", "int_hb_reply_parses"): ["input_fingerprint"],
-                     ("intermediate", "int_hb_audit_estimates"): ["input_fingerprint"]}
+                     ("intermediate", "int_hb_audit_estimates"): ["input_fingerprint"],
+                     ("intermediate", "int_response_provenance"): ["visibility"]}
 
 
 def needs_full_refresh(con) -> list[str]:

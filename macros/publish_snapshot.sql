@@ -157,9 +157,15 @@
     {%- set threads = run_query("select current_setting('threads')").columns[0].values()[0] -%}
     {%- do run_query("set threads = 1") -%}
     {%- set written = [] -%}
+    {%- set digests = {} -%}        {#- each parent's rows digested once, for every partitioned mart it feeds #}
     {%- for mart in marts -%}
         {%- set mart_columns = rows | selectattr(0, 'equalto', mart.identifier) | list -%}
-        {%- if mart.identifier not in unchanged
+        {%- set column = publish_partition_column(mart) -%}
+        {%- if column -%}
+            {%- if publish_partitions(mart, column, mart_columns, staging, snapshot_id, mart.identifier in unchanged, digests) -%}
+                {%- do written.append(mart.identifier) -%}
+            {%- endif -%}
+        {%- elif mart.identifier not in unchanged
                or not run_query("select hindsight_snapshot_reuse('" ~ staging ~ "', '" ~ snapshot_id ~ "', '" ~ mart.identifier
                                 ~ "', '" ~ (tojson(mart_columns) | replace("'", "''")) ~ "')").columns[0].values()[0] -%}
             {#- named <mart>-<snapshot id>.parquet (ingest/serve/snapshots.py mart_file) #}
@@ -227,4 +233,101 @@
         {%- endif -%}
     {%- endfor -%}
     {{- return(held) -}}
+{%- endmacro %}
+
+{# The column a public mart is published by, a file per value (its YAML's meta publish_partition_by), or none #}
+{% macro publish_partition_column(relation) -%}
+    {%- for node in graph.nodes.values() if node.resource_type == 'model' and node.alias == relation.identifier -%}
+        {{- return(node.config.meta.get('publish_partition_by')) -}}
+    {%- endfor -%}
+    {{- return(none) -}}
+{%- endmacro %}
+
+{# Publish partitioned mart RELATION (DuckDB): link from the snapshot before each partition whose
+   signature it holds, write the others in one pass (a hive layout the commit renames), and the empty
+   file that carries the mart's columns. True when any partition was written. #}
+{% macro publish_partitions(relation, column, mart_columns, staging, snapshot_id, unchanged, digests) -%}
+    {%- set signatures = 'null' if unchanged else tojson(partition_signatures(relation, column, digests)) -%}
+    {%- set to_write = fromjson(run_query("select hindsight_snapshot_reuse_partitions('" ~ staging ~ "', '" ~ snapshot_id ~ "', '"
+        ~ relation.identifier ~ "', '" ~ (tojson(mart_columns) | replace("'", "''")) ~ "', '" ~ column ~ "', '"
+        ~ (signatures | replace("'", "''")) ~ "')").columns[0].values()[0]) -%}
+    {%- do run_query("copy (select * from " ~ relation ~ " limit 0) to '" ~ staging ~ "/" ~ relation.identifier ~ "-" ~ snapshot_id
+                     ~ ".parquet' (format parquet, compression zstd)") -%}
+    {%- if to_write == [] -%}
+        {{- return(false) -}}
+    {%- endif -%}
+    {%- set where = [] -%}
+    {%- if to_write is not none -%}
+        {%- set named = to_write | reject('none') | list -%}
+        {%- if named -%}
+            {%- do where.append(adapter.quote(column) ~ " in ('" ~ (named | map('replace', "'", "''") | join("', '")) ~ "')") -%}
+        {%- endif -%}
+        {%- if none in to_write -%}
+            {%- do where.append(adapter.quote(column) ~ ' is null') -%}
+        {%- endif -%}
+    {%- endif -%}
+    {#- ingest/serve/snapshots.py (PARTS) gathers and renames these files #}
+    {%- do run_query("copy (select * from " ~ relation ~ (" where " ~ where | join(' or ') if where else '') ~ ") to '"
+                     ~ staging ~ "/.parts-" ~ relation.identifier ~ "' (format parquet, compression zstd, partition_by ("
+                     ~ adapter.quote(column) ~ "), write_partition_columns true)") -%}
+    {{- return(true) -}}
+{%- endmacro %}
+
+{# [value, signature] per value of COLUMN in public mart RELATION: a digest of what its rows are computed
+   from. For a view: its SQL, and its parents' rows (a parent with COLUMN per value, any other whole);
+   for a table, its own rows. Equal signatures, equal rows, provided a mart row of value v is computed
+   only from parent rows of v and from parents without the column (the answer-level facts by model: an
+   answer, its provenance, its pair, its question). DIGESTS caches each parent's, for the next mart. #}
+{% macro partition_signatures(relation, column, digests) -%}
+    {%- set node = graph.nodes.values() | selectattr('resource_type', 'equalto', 'model')
+                   | selectattr('alias', 'equalto', relation.identifier) | first -%}
+    {%- set view = run_query("select md5(sql) from duckdb_views() where schema_name = '" ~ relation.schema
+                             ~ "' and view_name = '" ~ relation.identifier ~ "'").columns[0].values() -%}
+    {%- set inputs = [] -%}
+    {%- for parent_id in (node.depends_on.nodes | sort if view else []) -%}
+        {%- set parent = graph.nodes.get(parent_id) or graph.sources.get(parent_id) -%}
+        {%- do inputs.append(api.Relation.create(database=parent.database, schema=parent.schema,
+                                                 identifier=parent.alias or parent.identifier)) -%}
+    {%- endfor -%}
+    {%- if not view -%}
+        {%- do inputs.append(relation) -%}
+    {%- endif -%}
+    {%- set found = [] -%}
+    {%- for input in inputs -%}
+        {%- do found.append(input_digests(input, column, digests)) -%}
+    {%- endfor -%}
+    {%- set values = [] -%}
+    {%- for by_value in found if by_value.keyed -%}
+        {%- for value in by_value.rows if value not in values -%}
+            {%- do values.append(value) -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {%- set signatures = [] -%}
+    {%- for value in values -%}
+        {%- set parts = [view[0] if view else ''] -%}
+        {%- for by_value in found -%}
+            {%- do parts.append(by_value.rows.get(value if by_value.keyed else '', '-')) -%}
+        {%- endfor -%}
+        {%- do signatures.append([value, local_md5(parts | join('|'))]) -%}
+    {%- endfor -%}
+    {{- return(signatures) -}}
+{%- endmacro %}
+
+{# A relation's rows digested (their count and the sum of their hashes: neither order nor a repeated
+   row goes unseen): per value of COLUMN when it has that column (keyed), else under ''. #}
+{% macro input_digests(input, column, digests) -%}
+    {%- set key = input ~ '|' ~ column -%}
+    {%- if key not in digests -%}
+        {#- information_schema, not adapter.get_columns_in_relation: that opens a transaction, which the
+            end of the run rolls back, and with it the removal of the unpublished mark after the publish #}
+        {%- set keyed = run_query("select count(*) from information_schema.columns where table_schema = '" ~ input.schema
+                                  ~ "' and table_name = '" ~ input.identifier ~ "' and column_name = '" ~ column ~ "'").columns[0].values()[0] > 0 -%}
+        {%- set rows = {} -%}
+        {%- for row in run_query("select " ~ (adapter.quote(column) if keyed else "''") ~ ", concat(count(*), ':', coalesce(sum(hash(t)), 0))"
+                                 ~ " from " ~ input ~ " as t group by 1").rows -%}
+            {%- do rows.update({row[0]: row[1]}) -%}
+        {%- endfor -%}
+        {%- do digests.update({key: {'keyed': keyed, 'rows': rows}}) -%}
+    {%- endif -%}
+    {{- return(digests[key]) -}}
 {%- endmacro %}

@@ -43,7 +43,12 @@ class Plugin(BasePlugin):
         def reuse(staging: str, snapshot_id: str, mart: str, columns: str) -> bool:
             return snapshots.reuse(warehouse, Path(staging), snapshot_id, mart, json.loads(columns))
 
+        def reuse_partitions(staging: str, snapshot_id: str, mart: str, columns: str, column: str, signatures: str) -> str:
+            return json.dumps(snapshots.reuse_partitions(warehouse, Path(staging), snapshot_id, mart, json.loads(columns),
+                                                         column, json.loads(signatures)))
+
         for name, function, arity, returns in (("hindsight_snapshot_begin", begin, 1, "VARCHAR"),
                                                ("hindsight_snapshot_commit", commit, 3, "VARCHAR"),
-                                               ("hindsight_snapshot_reuse", reuse, 4, "BOOLEAN")):
+                                               ("hindsight_snapshot_reuse", reuse, 4, "BOOLEAN"),
+                                               ("hindsight_snapshot_reuse_partitions", reuse_partitions, 6, "VARCHAR")):
             conn.create_function(name, function, ["VARCHAR"] * arity, returns, side_effects=True)

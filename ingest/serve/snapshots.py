@@ -27,6 +27,13 @@ dim_build which build it sees. A failed or killed build publishes nothing; its s
 (`.staging-<id>`) is never named by the pointer and the next publish removes it. The last
 $HINDSIGHT_SNAPSHOT_KEEP snapshots (default 3) stay on disk, to be pinned or compared.
 
+A mart whose YAML names `meta: {publish_partition_by: <column>}` (the answer-level facts, by model) is
+published as a file per value of that column (`<mart>-<id>-p<digest>-<n>.parquet`) beside an empty
+`<mart>-<id>.parquet` that carries its columns; the manifest records each partition's signature (what
+its rows were computed from, macros/publish_snapshot.sql partition_signatures), and the next publish
+links the partitions whose signature it holds and writes only the others: appending one model's
+answers writes that model's files, not 17.8 M answers again.
+
 dbt writes the Parquet files in its on-run-end hook (macros/publish_snapshot.sql) through its own
 connection; the file-system steps here run in dbt's process as DuckDB functions the project's dbt
 plugin registers (ingest/serve/dbt_plugin.py), so plain `dbt build` publishes as `hindsight build` does.
@@ -51,6 +58,8 @@ from ingest.errors import InputError
 KEEP_ENV = "HINDSIGHT_SNAPSHOT_KEEP"
 DEFAULT_KEEP = 3
 POINTER, LIVE, MANIFEST, STAGING = "current.csv", "live", "manifest.json", ".staging-"
+PARTS = ".parts-"               # where a run writes a partitioned mart's changed partitions (a hive layout), in staging
+PLAN = ".partitions-"           # <PLAN><mart>.json in staging: each partition's signature, and its files when linked
 SCHEMA_FILE = "0-schema"        # sorts before the slots: listed first
 KEPT_SLOTS = 2                  # the current slot and the one before it stay whatever their age
 # a slot no longer current is removed this long after: longer than any query between its listing of
@@ -137,13 +146,99 @@ def reuse(warehouse: Path, staging: Path, snapshot_id: str, mart: str, columns: 
     when it does not, and the mart must be written."""
     now = current(warehouse)
     entry = now.manifest.get("marts", {}).get(mart) if now else None
-    if not entry or entry["columns"] != [[column, dtype] for _, column, dtype in columns]:
+    if not entry or entry.get("partition_by") or entry["columns"] != [[column, dtype] for _, column, dtype in columns]:
         return False
     try:
         os.link(now.path / mart_file(mart, now.id), Path(staging) / mart_file(mart, snapshot_id))
     except OSError:   # gone, or another file system: write it
         return False
     return True
+
+
+def reuse_partitions(warehouse: Path, staging: Path, snapshot_id: str, mart: str, columns: list[list[str]],
+                     column: str, signatures: list[list] | None) -> list | None:
+    """Give snapshot SNAPSHOT_ID, being staged, each partition of MART (by COLUMN) whose signature the
+    current snapshot holds with these COLUMNS (hard links), and return the partition values left to
+    write, or None when every one must be. SIGNATURES: [value, signature] per partition the mart has
+    now, or None when the run left the mart unchanged (the current snapshot's signatures hold)."""
+    now = current(warehouse)
+    entry = now.manifest.get("marts", {}).get(mart) if now else None
+    if not entry or entry.get("partition_by") != column or entry["columns"] != [[c, dtype] for _, c, dtype in columns]:
+        entry = None
+    if signatures is None:
+        signatures = [[part["value"], part["signature"]] for part in entry["partitions"]] if entry else []
+    if not entry or not signatures:     # nothing to link, or nothing to key on: write the mart whole
+        _write_plan(staging, mart, column, [{"value": value, "signature": signature} for value, signature in signatures])
+        return None
+    held = {json.dumps(part["value"]): part for part in entry["partitions"]} if entry else {}
+    plan, to_write = [], []
+    for value, signature in signatures:
+        part = held.get(json.dumps(value))
+        if part and part["signature"] == signature and _link_partition(now, Path(staging), mart, snapshot_id, part):
+            plan.append(part)
+        else:
+            plan.append({"value": value, "signature": signature})
+            to_write.append(value)
+    _write_plan(staging, mart, column, plan)
+    return to_write
+
+
+def _link_partition(now: Snapshot, staging: Path, mart: str, snapshot_id: str, part: dict) -> bool:
+    try:
+        for name in part["files"]:
+            os.link(now.path / mart_file(mart, now.id, name), staging / mart_file(mart, snapshot_id, name))
+    except OSError:   # gone, or another file system: write it
+        for name in part["files"]:
+            (staging / mart_file(mart, snapshot_id, name)).unlink(missing_ok=True)
+        return False
+    return True
+
+
+def _write_plan(staging: Path, mart: str, column: str, plan: list[dict]) -> None:
+    (Path(staging) / f"{PLAN}{mart}.json").write_text(json.dumps({"column": column, "partitions": plan}))
+
+
+def partition_key(value: object) -> str:
+    """A partition's name in its files' names: a digest of its value (model names hold / and :)."""
+    return "p" + hashlib.sha256(json.dumps(value).encode()).hexdigest()[:16]
+
+
+def _gather_partitions(con: duckdb.DuckDBPyConnection, staging: Path, mart: str, snapshot_id: str) -> dict | None:
+    """The partitions of MART staged by this run: the written ones (PARTS<mart>/<column>=<value>/…,
+    each file's value read from the file) renamed beside the linked ones; None for an unpartitioned mart."""
+    plan_file = staging / f"{PLAN}{mart}.json"
+    if not plan_file.exists():
+        return None
+    plan = json.loads(plan_file.read_text())
+    parts = {json.dumps(part["value"]): dict(part) for part in plan["partitions"]}
+    written = staging / f"{PARTS}{mart}"
+    for file in sorted(written.rglob("*.parquet")) if written.is_dir() else []:
+        values = con.execute(f"select distinct {_quote(plan['column'])} from read_parquet(?, hive_partitioning = false)",
+                             [str(file)]).fetchall()
+        if len(values) != 1:
+            raise RuntimeError(f"{file}: a partition file of {mart} holds {len(values)} values of {plan['column']}, not one")
+        part = parts.setdefault(json.dumps(values[0][0]), {"value": values[0][0], "signature": None})
+        part.setdefault("files", [])
+        name = f"{partition_key(part['value'])}-{len(part['files'])}"
+        os.rename(file, staging / mart_file(mart, snapshot_id, name))
+        part["files"].append(name)
+    shutil.rmtree(written, ignore_errors=True)
+    plan_file.unlink()
+    entries = []
+    for part in parts.values():         # a value with no rows keeps its signature: not asked for again
+        part.setdefault("files", [])
+        if "rows" not in part:
+            part["rows"] = sum(con.execute("select sum(num_rows) from parquet_file_metadata(?)",
+                                           [str(staging / mart_file(mart, snapshot_id, name))]).fetchone()[0] or 0
+                               for name in part["files"])
+        entries.append({key: part[key] for key in ("value", "signature", "files", "rows")})
+    return {"partition_by": plan["column"], "partitions": sorted(entries, key=lambda part: json.dumps(part["value"]))}
+
+
+def mart_files(mart: str, snapshot_id: str, entry: dict) -> list[str]:
+    """Every file of MART in snapshot SNAPSHOT_ID: the one file, or the columns' file and the partitions'."""
+    return [mart_file(mart, snapshot_id)] + [mart_file(mart, snapshot_id, name) for part in entry.get("partitions", [])
+                                            for name in part["files"]]
 
 
 def commit(warehouse: Path, staging: Path, snapshot_id: str, columns: list[list[str]]) -> Path:
@@ -156,13 +251,17 @@ def commit(warehouse: Path, staging: Path, snapshot_id: str, columns: list[list[
     with duckdb.connect() as con:
         for mart, entry in marts.items():
             file = staging / mart_file(mart, snapshot_id)
-            entry["rows"] = con.execute("select sum(num_rows) from parquet_file_metadata(?)", [str(file)]).fetchone()[0]
-            entry["bytes"] = file.stat().st_size
+            entry.update(_gather_partitions(con, staging, mart, snapshot_id) or {})
+            files = [staging / name for name in mart_files(mart, snapshot_id, entry)]
+            entry["rows"] = con.execute("select sum(num_rows) from parquet_file_metadata(?)", [str(file)]).fetchone()[0] + sum(
+                part["rows"] for part in entry.get("partitions", []))
+            entry["bytes"] = sum(f.stat().st_size for f in files)
             # the columns Parquet gives back as another type (JSON comes back as text, say): the view casts them
             stored = dict(con.execute("select column_name, column_type from (describe select * from read_parquet(?))",
                                       [str(file)]).fetchall())
             entry["cast"] = [c for c, t in entry["columns"] if stored.get(c) != t]
-            _fsync_file(file)
+            for f in files:
+                _fsync_file(f)
     manifest = {"snapshot_id": snapshot_id, "published_at": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
                 "warehouse": str(warehouse), "marts": marts}
     _write_durably(staging / MANIFEST, json.dumps(manifest, indent=1) + "\n")
@@ -176,9 +275,10 @@ def commit(warehouse: Path, staging: Path, snapshot_id: str, columns: list[list[
     return final
 
 
-def mart_file(mart: str, snapshot_id: str) -> str:
-    """A mart's file in snapshot SNAPSHOT_ID (or in live/, for a slot or the schema file)."""
-    return f"{mart}-{snapshot_id}.parquet"
+def mart_file(mart: str, snapshot_id: str, part: str | None = None) -> str:
+    """A mart's file in snapshot SNAPSHOT_ID (or in live/, for a slot or the schema file); with PART,
+    one of a partitioned mart's partition files."""
+    return f"{mart}-{snapshot_id}-{part}.parquet" if part else f"{mart}-{snapshot_id}.parquet"
 
 
 def _pointer(root: Path) -> tuple[str, int] | None:
@@ -211,7 +311,8 @@ def _fill_slot(root: Path, final: Path, snapshot_id: str, marts: dict[str, dict]
                 con.execute(f"copy (select * from read_parquet({_literal(str(file))}) limit 0) to "
                             f"{_literal(str(live / f'.{schema.name}.new'))} (format parquet)")
                 os.replace(live / f".{schema.name}.new", schema)
-            put(file, mart_file(mart, f"slot{slot}"), link=True)
+            for name, linked in zip(mart_files(mart, snapshot_id, marts[mart]), mart_files(mart, f"slot{slot}", marts[mart])):
+                put(final / name, linked, link=True)
     _fsync_dir(live)
     _retire_slots(live, slot)
     return slot
@@ -221,7 +322,7 @@ def _retire_slots(live: Path, newest: int) -> None:
     """Remove each slot that stopped being current (the next slot's time) GRACE_SECONDS ago or more,
     but never one of the KEPT_SLOTS newest."""
     files = {file: int(match.group(1)) for file in live.glob("*-slot*.parquet")
-             if (match := re.search(r"-slot(\d+)\.parquet$", file.name))}
+             if (match := re.search(r"-slot(\d+)(-p\w+-\d+)?\.parquet$", file.name))}
     slots = sorted(set(files.values()) | {newest})
     cutoff = time.time_ns() // 1000 - GRACE_SECONDS * 1_000_000
     retired = {slot for slot, following in zip(slots, slots[1:]) if following <= cutoff} - set(slots[-KEPT_SLOTS:])
@@ -290,12 +391,15 @@ def serving_views(warehouse: Path, marts: dict[str, dict], pinned: str | None = 
 
     def source(mart: str) -> str:
         if pinned:
-            return f"read_parquet({_literal(str(root / pinned / mart_file(mart, pinned)))})"
+            files = ", ".join(_literal(str(root / pinned / name)) for name in mart_files(mart, pinned, marts[mart]))
+            return f"read_parquet([{files}])"
         live = root / LIVE
         slot = (f"(select slot from read_csv({_literal(str(root / POINTER))}, header = true, "
                 "columns = {'snapshot_id': 'VARCHAR', 'slot': 'BIGINT'}))")
+        named = f"{_literal(str(live / mart))} || '-slot' || {slot}"
+        parts = f" or starts_with({FILE_COLUMN}, {named} || '-p')" if marts[mart].get("partition_by") else ""
         return (f"read_parquet({_literal(str(live / mart_file(mart, '*')))}, filename = {_literal(FILE_COLUMN)}) "
-                f"where {FILE_COLUMN} = {_literal(str(live / mart))} || '-slot' || {slot} || '.parquet'")
+                f"where {FILE_COLUMN} = {named} || '.parquet'{parts}")
 
     return {mart: "select " + ", ".join(column(c, t, set(entry.get("cast", [c for c, _ in entry["columns"]])))
                                         for c, t in entry["columns"])

@@ -139,10 +139,20 @@ def test_readers_never_fail_nor_see_half_a_build_while_builds_run(demo_warehouse
     assert slow_record["ended"] - slow_record["started"] >= 25 and expected[published[1].id]["metrics"] == slow_record["result"]
 
 
-def snapshot_files(warehouse: Path) -> dict[str, int]:
-    """Per mart, the inode of its file in the current snapshot (a linked file keeps its inode)."""
+def snapshot_files(warehouse: Path) -> dict[str, dict]:
+    """Per mart, the inodes of its files in the current snapshot (a linked file keeps its inode): by
+    partition value for a mart published a file per model, else under ''."""
     now = snapshots.current(warehouse)
-    return {mart: (now.path / snapshots.mart_file(mart, now.id)).stat().st_ino for mart in now.manifest["marts"]}
+    files = {}
+    for mart, entry in now.manifest["marts"].items():
+        parts = entry.get("partitions")
+        files[mart] = ({part["value"]: [(now.path / snapshots.mart_file(mart, now.id, name)).stat().st_ino for name in part["files"]]
+                        for part in parts} if entry.get("partition_by")
+                       else {"": (now.path / snapshots.mart_file(mart, now.id)).stat().st_ino})
+    return files
+
+
+BY_MODEL = {"fct_answers", "fct_answer_pairs", "fct_answer_texts", "fct_judgment_requests"}
 
 
 @pytest.mark.slow
@@ -152,7 +162,9 @@ def test_a_snapshot_writes_the_marts_its_build_changed_and_links_the_others(demo
     hindsight(db, "build")
     first = snapshot_files(db)
     assert len(first) == len(public_marts())
-    # a new model's answers: the clinical marts they reach are written, HindsightBench's are the same files
+    assert {mart for mart, entry in snapshots.current(db).manifest["marts"].items() if entry.get("partition_by")} == BY_MODEL
+    # a new model's answers: the clinical marts they reach are written, HindsightBench's are the same
+    # files, and of the answer-level facts only the new model's partition is
     hindsight(db, "answer", "--model", "sim:noise@0.5", "--variant", "standard")
     appended = hindsight(db, "build")
     second = snapshot_files(db)
@@ -160,13 +172,27 @@ def test_a_snapshot_writes_the_marts_its_build_changed_and_links_the_others(demo
     assert {"fct_answers", "agg_metrics", "dim_build"} <= written
     assert not {mart for mart in written if mart.startswith(("agg_hb_", "fct_hb_"))}
     assert f"({len(written)} written, {len(second) - len(written)} as in the last snapshot)" in appended.stdout + appended.stderr
+    for mart in BY_MODEL - {"fct_judgment_requests"}:   # the demo has free responses, judged by a simulator
+        assert "sim:noise@0.5" in second[mart] and "sim:noise@0.5" not in first[mart], mart
+        assert {model: second[mart][model] for model in first[mart]} == first[mart], mart
     assert_snapshot_equals_warehouse(db)
-    # a run that did not publish (publishing off, as after a failure or a kill): the next publish writes every mart
+    # more answers of that model: its partitions are written again, every other model's linked
+    hindsight(db, "answer", "--model", "sim:noise@0.5", "--variant", "warning")
+    hindsight(db, "build")
+    again = snapshot_files(db)
+    for mart in ("fct_answers", "fct_answer_pairs", "fct_answer_texts"):
+        assert again[mart]["sim:noise@0.5"] != second[mart]["sim:noise@0.5"], mart
+        assert {model: files for model, files in again[mart].items() if model != "sim:noise@0.5"} == first[mart], mart
+    assert_snapshot_equals_warehouse(db)
+    # a run that did not publish (publishing off, as after a failure or a kill): the next publish writes
+    # every mart, but for the partitions of the answer-level facts whose signature (their rows' inputs,
+    # not which run built them) it holds
     hindsight(db, "build", "--select", "agg_hb_audit_rows", env={"HINDSIGHT_PUBLISH": "off"})
     hindsight(db, "answer", "--model", "sim:noise@0.35", "--variant", "standard")
     hindsight(db, "build")
     third = snapshot_files(db)
-    assert not {mart for mart in third if third[mart] == second[mart]}
+    assert not {mart for mart in third if third[mart] == again[mart]}
+    assert {model: third["fct_answers"][model] for model in again["fct_answers"]} == again["fct_answers"]
     assert_snapshot_equals_warehouse(db)
 
 
@@ -209,6 +235,76 @@ def test_snapshots_are_immutable_current_switches_and_old_ones_go(tmp_path, monk
     assert serve_path(warehouse).stat().st_ino == inode
     assert reader.execute("select count(*) from hindsight_serving.views").fetchone()[0] == 1
     reader.close()
+
+
+def test_a_partitioned_mart_writes_only_the_partitions_whose_signature_changed(tmp_path, monkeypatch):
+    """A mart published a file per model (publish_partition_by): a partition whose signature the
+    current snapshot holds is linked, the others written; readers, live and pinned, see the whole mart."""
+    monkeypatch.delenv("HINDSIGHT_SERVE", raising=False)
+    warehouse = new_warehouse(tmp_path)
+    columns = [["dim_build", "dbt_invocation_id", "VARCHAR"], ["fct_y", "model", "VARCHAR"], ["fct_y", "n", "INTEGER"]]
+
+    def publish(number: int, rows: dict, signatures: list | None, cols: list = columns) -> list | None:
+        """Stage what macros/publish_snapshot.sql does: ROWS {model: count} is the mart now."""
+        snapshot_id = f"build-{number}"
+        staging = Path(snapshots.begin(warehouse, snapshot_id))
+        to_write = snapshots.reuse_partitions(warehouse, staging, snapshot_id, "fct_y", [c for c in cols if c[0] == "fct_y"],
+                                              "model", signatures)
+        with duckdb.connect() as con:
+            con.execute(f"copy (select '{snapshot_id}' as dbt_invocation_id) to '{staging / snapshots.mart_file('dim_build', snapshot_id)}'")
+            con.execute(f"create table y (model varchar, n {cols[-1][2]})")
+            for model, count in rows.items():
+                con.execute("insert into y select ?, range from range(?)", [model, count])
+            con.execute(f"copy (select * from y limit 0) to '{staging / snapshots.mart_file('fct_y', snapshot_id)}'")
+            if to_write != []:
+                where = "" if to_write is None else " where model in (select unnest(?::varchar[])) or (model is null and ?)"
+                con.execute(f"copy (select * from y{where}) to '{staging / (snapshots.PARTS + 'fct_y')}' "
+                            "(format parquet, partition_by (model), write_partition_columns true)",
+                            [] if to_write is None else [[v for v in to_write if v is not None], None in to_write])
+        snapshots.commit(warehouse, staging, snapshot_id, cols)
+        return to_write
+
+    def inodes() -> dict:
+        now = snapshots.current(warehouse)
+        return {part["value"]: [(now.path / snapshots.mart_file("fct_y", now.id, name)).stat().st_ino for name in part["files"]]
+                for part in now.manifest["marts"]["fct_y"]["partitions"]}
+
+    def seen(con) -> list:
+        return con.execute("select model, count(*), sum(n) from fct_y group by model order by model nulls first").fetchall()
+
+    odd = "org/model:7b"           # a model name no file name could hold
+    assert publish(1, {odd: 3, "x y": 2, None: 1}, [[odd, "s1"], ["x y", "s1"], [None, "s1"]]) is None   # nothing to link yet
+    first = inodes()
+    reader = snapshots.open_serving(warehouse)
+    assert seen(reader) == [(None, 1, 0), (odd, 3, 3), ("x y", 2, 1)]
+    # x y changed, c is new: those are written, the others linked (the same bytes)
+    assert publish(2, {odd: 3, "x y": 4, "c": 1, None: 1},
+                   [[odd, "s1"], ["x y", "s2"], ["c", "s1"], [None, "s1"]]) == ["x y", "c"]
+    second = inodes()
+    assert second[odd] == first[odd] and second[None] == first[None] and second["x y"] != first["x y"]
+    assert seen(reader) == [(None, 1, 0), ("c", 1, 0), (odd, 3, 3), ("x y", 4, 6)]
+    pinned = snapshots.open_marts(warehouse)
+    # a run that left the mart unchanged links every partition; a value gone from the mart is gone
+    assert publish(3, {}, None) == [] and inodes() == second
+    assert publish(4, {odd: 3, "c": 1, None: 1}, [[odd, "s1"], ["c", "s1"], [None, "s1"]]) == []
+    assert seen(reader) == [(None, 1, 0), ("c", 1, 0), (odd, 3, 3)]
+    assert seen(pinned) == [(None, 1, 0), ("c", 1, 0), (odd, 3, 3), ("x y", 4, 6)]      # build-2's, while kept
+    assert snapshots.current(warehouse).manifest["marts"]["fct_y"]["rows"] == 5
+    # new columns: every partition written again
+    wider = columns[:2] + [["fct_y", "n", "BIGINT"]]
+    assert publish(5, {odd: 1}, [[odd, "s1"]], wider) is None
+    assert seen(reader) == [(odd, 1, 0)]
+    with snapshots.open_serving(warehouse) as fresh:         # the new columns: a new serving file, for new connections
+        assert fresh.execute("describe fct_y").fetchall()[1][1] == "BIGINT"
+    pinned.close()
+    reader.close()
+    # retired slots take their partition files with them; the newest two slots' stay
+    monkeypatch.setattr(snapshots, "GRACE_SECONDS", 0)
+    publish(6, {odd: 1, "c": 2}, [[odd, "s1"], ["c", "s1"]], wider)
+    live = snapshots.snapshots_root(warehouse) / snapshots.LIVE
+    slots = {int(f.name.split("-slot")[1].split("-")[0].split(".")[0]) for f in live.glob("fct_y-slot*.parquet")}
+    assert len(slots) == snapshots.KEPT_SLOTS
+    assert len(list(live.glob("fct_y-slot*-p*.parquet"))) == 1 + 2
 
 
 def test_readers_hammering_through_many_publishes_never_fail_nor_see_a_mix(tmp_path, monkeypatch):

@@ -44,6 +44,7 @@ final as (
         response_key,
         response_id,
         model,
+        visibility,
         provider,
         base_url_host,
         reported_model,

@@ -3,8 +3,7 @@
 -- surrogate id and its answers' response ids.
 --
 -- A view: int_answer_pairs is the incremental table that pairs and scores answers, keyed by the
--- pair's natural key and its answers' response_key; the ids are computed and joined here, so a
--- query that reads none of them (the metrics, the report's counts) pays for neither.
+-- pair's natural key and its answers' response_key; the ids are computed and joined here.
 {{ config(materialized='view') }}
 with pairs as (
     select * from {{ ref('int_answer_pairs') }}
@@ -13,15 +12,13 @@ with pairs as (
 {%- for side in ['full', 'masked'] %}
 
 {{ side }}_ids as (
-    -- one row per response_key by construction (grouped), so DuckDB drops the join from a query that
-    -- does not read this id; one relation per side, each of its own visibility (two identical ones
-    -- would be merged and materialised, and then never dropped)
+    -- one row per response_key (int_response_provenance's key), joined plainly: a query of one model
+    -- (the snapshot's publish of a model appended) reads that model's rows of it
     select
         response_key,
-        any_value(response_id) as response_id
-    from {{ ref('stg_raw__responses') }}
+        response_id
+    from {{ ref('int_response_provenance') }}
     where visibility = '{{ side }}'
-    group by response_key
 ),
 {%- endfor %}
 
