@@ -26,6 +26,7 @@ from bench_metrics import EVAL_TARGET_MODELS, METRIC_MODELS, child, generate, mo
 from bench_rebuild import run_results
 
 from ingest.db import connect
+from ingest.serve import snapshots
 from ingest.stats import bootstrap
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -128,10 +129,17 @@ def reference_seconds(db: Path, replicates: int = 2000) -> dict[str, float]:
     return {"aggregate": aggregate, "total": time.perf_counter() - started}
 
 
-def inside_dbt() -> dict:
-    """The last build's time inside dbt, by node kind, and the snapshot publish (the on-run-end hook)."""
+def inside_dbt(db: Path) -> dict:
+    """The last build's time inside dbt, by node kind, and the snapshot publish (the on-run-end hook):
+    its slowest marts, and of the answer-level facts published a file per model, how many written."""
     results = run_results(PROJECT / "target")
     results["publish_s"] = model_timings().get("hindsight-on-run-end-0")
+    now = snapshots.current(db)
+    marts = now.manifest["marts"] if now else {}
+    results["publish_slowest_marts"] = {mart: entry["publish_seconds"] for mart, entry in
+                                        sorted(marts.items(), key=lambda item: -item[1].get("publish_seconds", 0))[:6]}
+    results["partitions_written"] = {mart: f"{sum(part['written'] for part in entry['partitions'])} of {len(entry['partitions'])}"
+                                     for mart, entry in marts.items() if entry.get("partition_by")}
     return results
 
 
@@ -149,7 +157,7 @@ def main() -> None:
         figures.update(generate(db, args.scale))
         wall, rss = child(db, [*HINDSIGHT, "build", *BUILD])
         figures["full_build_seconds"], figures["full_build_peak_rss_mb"] = round(wall, 1), round(rss)
-        figures["full_build_dbt"] = inside_dbt()
+        figures["full_build_dbt"] = inside_dbt(db)
     # a report into a new folder draws every figure
     shutil.rmtree(folder / "report", ignore_errors=True)
     wall, rss = child(db, [*HINDSIGHT, "report", "--out", str(folder / "report")])
@@ -157,7 +165,7 @@ def main() -> None:
     figures["appended_answers"] = append_model(db, args.scale)
     wall, rss = child(db, [*HINDSIGHT, "build", *BUILD])
     figures["append_build_seconds"], figures["append_build_peak_rss_mb"] = round(wall, 1), round(rss)
-    figures["append_build_dbt"] = inside_dbt()
+    figures["append_build_dbt"] = inside_dbt(db)
     timing = model_timings()
     figures["append_build_slowest_nodes"] = {name: round(seconds, 2) for name, seconds in
                                              sorted(timing.items(), key=lambda item: -item[1])[:10]}

@@ -158,7 +158,9 @@
     {%- do run_query("set threads = 1") -%}
     {%- set written = [] -%}
     {%- set digests = {} -%}        {#- each parent's rows digested once, for every partitioned mart it feeds #}
+    {%- set seconds = {} -%}         {#- per mart, the seconds its publish took: the manifest records them #}
     {%- for mart in marts -%}
+        {%- set started = modules.datetime.datetime.now() -%}
         {%- set mart_columns = rows | selectattr(0, 'equalto', mart.identifier) | list -%}
         {%- set column = publish_partition_column(mart) -%}
         {%- if column -%}
@@ -173,10 +175,11 @@
                              ~ ".parquet' (format parquet, compression zstd)") -%}
             {%- do written.append(mart.identifier) -%}
         {%- endif -%}
+        {%- do seconds.update({mart.identifier: (modules.datetime.datetime.now() - started).total_seconds()}) -%}
     {%- endfor -%}
     {%- do run_query("set threads = " ~ threads) -%}
     {%- set published = run_query("select hindsight_snapshot_commit('" ~ staging ~ "', '" ~ snapshot_id ~ "', '"
-                                  ~ (tojson(rows) | replace("'", "''")) ~ "')").columns[0].values()[0] -%}
+                                  ~ (tojson(rows) | replace("'", "''")) ~ "', '" ~ tojson(seconds) ~ "')").columns[0].values()[0] -%}
     {{- log('hindsight: published snapshot ' ~ snapshot_id ~ ' of ' ~ (marts | length) ~ ' marts (' ~ (written | length)
           ~ ' written, ' ~ (marts | length - written | length)
           ~ ' as in the last snapshot): ' ~ published, info=true) -}}

@@ -37,8 +37,8 @@ class Plugin(BasePlugin):
         def begin(snapshot_id: str) -> str:
             return snapshots.begin(warehouse, snapshot_id)
 
-        def commit(staging: str, snapshot_id: str, columns: str) -> str:
-            return str(snapshots.commit(warehouse, Path(staging), snapshot_id, json.loads(columns)))
+        def commit(staging: str, snapshot_id: str, columns: str, seconds: str) -> str:
+            return str(snapshots.commit(warehouse, Path(staging), snapshot_id, json.loads(columns), json.loads(seconds)))
 
         def reuse(staging: str, snapshot_id: str, mart: str, columns: str) -> bool:
             return snapshots.reuse(warehouse, Path(staging), snapshot_id, mart, json.loads(columns))
@@ -48,7 +48,7 @@ class Plugin(BasePlugin):
                                                          column, json.loads(signatures)))
 
         for name, function, arity, returns in (("hindsight_snapshot_begin", begin, 1, "VARCHAR"),
-                                               ("hindsight_snapshot_commit", commit, 3, "VARCHAR"),
+                                               ("hindsight_snapshot_commit", commit, 4, "VARCHAR"),
                                                ("hindsight_snapshot_reuse", reuse, 4, "BOOLEAN"),
                                                ("hindsight_snapshot_reuse_partitions", reuse_partitions, 6, "VARCHAR")):
             conn.create_function(name, function, ["VARCHAR"] * arity, returns, side_effects=True)

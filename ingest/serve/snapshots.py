@@ -175,7 +175,7 @@ def reuse_partitions(warehouse: Path, staging: Path, snapshot_id: str, mart: str
     for value, signature in signatures:
         part = held.get(json.dumps(value))
         if part and part["signature"] == signature and _link_partition(now, Path(staging), mart, snapshot_id, part):
-            plan.append(part)
+            plan.append({**part, "written": False})
         else:
             plan.append({"value": value, "signature": signature})
             to_write.append(value)
@@ -219,6 +219,7 @@ def _gather_partitions(con: duckdb.DuckDBPyConnection, staging: Path, mart: str,
             raise RuntimeError(f"{file}: a partition file of {mart} holds {len(values)} values of {plan['column']}, not one")
         part = parts.setdefault(json.dumps(values[0][0]), {"value": values[0][0], "signature": None})
         part.setdefault("files", [])
+        part["written"] = True
         name = f"{partition_key(part['value'])}-{len(part['files'])}"
         os.rename(file, staging / mart_file(mart, snapshot_id, name))
         part["files"].append(name)
@@ -227,11 +228,12 @@ def _gather_partitions(con: duckdb.DuckDBPyConnection, staging: Path, mart: str,
     entries = []
     for part in parts.values():         # a value with no rows keeps its signature: not asked for again
         part.setdefault("files", [])
+        part.setdefault("written", "rows" not in part)
         if "rows" not in part:
             part["rows"] = sum(con.execute("select sum(num_rows) from parquet_file_metadata(?)",
                                            [str(staging / mart_file(mart, snapshot_id, name))]).fetchone()[0] or 0
                                for name in part["files"])
-        entries.append({key: part[key] for key in ("value", "signature", "files", "rows")})
+        entries.append({**{key: part[key] for key in ("value", "signature", "files", "rows")}, "written": part.get("written", False)})
     return {"partition_by": plan["column"], "partitions": sorted(entries, key=lambda part: json.dumps(part["value"]))}
 
 
@@ -241,9 +243,11 @@ def mart_files(mart: str, snapshot_id: str, entry: dict) -> list[str]:
                                             for name in part["files"]]
 
 
-def commit(warehouse: Path, staging: Path, snapshot_id: str, columns: list[list[str]]) -> Path:
+def commit(warehouse: Path, staging: Path, snapshot_id: str, columns: list[list[str]],
+           seconds: dict[str, float] | None = None) -> Path:
     """Make the staging folder snapshot SNAPSHOT_ID and the current one, then prune: COLUMNS are the
-    marts' [mart, column, type] rows in column order, as the warehouse declares them."""
+    marts' [mart, column, type] rows in column order, as the warehouse declares them; SECONDS, what
+    each mart's publish took (recorded in the manifest)."""
     root, staging = snapshots_root(warehouse), Path(staging)
     marts: dict[str, dict] = {}
     for mart, column, dtype in columns:
@@ -260,6 +264,8 @@ def commit(warehouse: Path, staging: Path, snapshot_id: str, columns: list[list[
             stored = dict(con.execute("select column_name, column_type from (describe select * from read_parquet(?))",
                                       [str(file)]).fetchall())
             entry["cast"] = [c for c, t in entry["columns"] if stored.get(c) != t]
+            if seconds and mart in seconds:
+                entry["publish_seconds"] = round(seconds[mart], 3)
             for f in files:
                 _fsync_file(f)
     manifest = {"snapshot_id": snapshot_id, "published_at": datetime.now(timezone.utc).isoformat(timespec="microseconds"),

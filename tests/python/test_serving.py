@@ -282,6 +282,8 @@ def test_a_partitioned_mart_writes_only_the_partitions_whose_signature_changed(t
                    [[odd, "s1"], ["x y", "s2"], ["c", "s1"], [None, "s1"]]) == ["x y", "c"]
     second = inodes()
     assert second[odd] == first[odd] and second[None] == first[None] and second["x y"] != first["x y"]
+    assert {part["value"] for part in snapshots.current(warehouse).manifest["marts"]["fct_y"]["partitions"]
+            if part["written"]} == {"x y", "c"}
     assert seen(reader) == [(None, 1, 0), ("c", 1, 0), (odd, 3, 3), ("x y", 4, 6)]
     pinned = snapshots.open_marts(warehouse)
     # a run that left the mart unchanged links every partition; a value gone from the mart is gone
