@@ -152,10 +152,6 @@
         {{- log('hindsight: snapshot ' ~ snapshot_id ~ ' is already published', info=true) -}}
         {{- return('') -}}
     {%- endif -%}
-    {#- one thread: the answer-level marts are views whose aggregates over every response, built by
-        two threads at once, outgrew the memory limit at 100x the paper's cases #}
-    {%- set threads = run_query("select current_setting('threads')").columns[0].values()[0] -%}
-    {%- do run_query("set threads = 1") -%}
     {%- set written = [] -%}
     {%- set digests = {} -%}        {#- each parent's rows digested once, for every partitioned mart it feeds #}
     {%- set seconds = {} -%}         {#- per mart, the seconds its publish took: the manifest records them #}
@@ -177,7 +173,6 @@
         {%- endif -%}
         {%- do seconds.update({mart.identifier: (modules.datetime.datetime.now() - started).total_seconds()}) -%}
     {%- endfor -%}
-    {%- do run_query("set threads = " ~ threads) -%}
     {%- set published = run_query("select hindsight_snapshot_commit('" ~ staging ~ "', '" ~ snapshot_id ~ "', '"
                                   ~ (tojson(rows) | replace("'", "''")) ~ "', '" ~ tojson(seconds) ~ "')").columns[0].values()[0] -%}
     {{- log('hindsight: published snapshot ' ~ snapshot_id ~ ' of ' ~ (marts | length) ~ ' marts (' ~ (written | length)
@@ -247,8 +242,10 @@
 {%- endmacro %}
 
 {# Publish partitioned mart RELATION (DuckDB): link from the snapshot before each partition whose
-   signature it holds, write the others in one pass (a hive layout the commit renames), and the empty
-   file that carries the mart's columns. True when any partition was written. #}
+   signature it holds, write each other one into a file of its own, and the empty file that carries
+   the mart's columns. True when any partition was written. A query per value: a join of one model's
+   answers to their provenance fits in memory, 17.8 M answers' at once (100x the paper's cases) did
+   not and spilled (100 s for fct_answers, 18 s by model). #}
 {% macro publish_partitions(relation, column, mart_columns, staging, snapshot_id, unchanged, digests) -%}
     {%- set signatures = 'null' if unchanged else tojson(partition_signatures(relation, column, digests)) -%}
     {%- set to_write = fromjson(run_query("select hindsight_snapshot_reuse_partitions('" ~ staging ~ "', '" ~ snapshot_id ~ "', '"
@@ -256,24 +253,16 @@
         ~ (signatures | replace("'", "''")) ~ "')").columns[0].values()[0]) -%}
     {%- do run_query("copy (select * from " ~ relation ~ " limit 0) to '" ~ staging ~ "/" ~ relation.identifier ~ "-" ~ snapshot_id
                      ~ ".parquet' (format parquet, compression zstd)") -%}
-    {%- if to_write == [] -%}
-        {{- return(false) -}}
+    {%- if to_write is none -%}
+        {%- set to_write = run_query("select distinct " ~ adapter.quote(column) ~ " from " ~ relation).columns[0].values() -%}
     {%- endif -%}
-    {%- set where = [] -%}
-    {%- if to_write is not none -%}
-        {%- set named = to_write | reject('none') | list -%}
-        {%- if named -%}
-            {%- do where.append(adapter.quote(column) ~ " in ('" ~ (named | map('replace', "'", "''") | join("', '")) ~ "')") -%}
-        {%- endif -%}
-        {%- if none in to_write -%}
-            {%- do where.append(adapter.quote(column) ~ ' is null') -%}
-        {%- endif -%}
-    {%- endif -%}
-    {#- ingest/serve/snapshots.py (PARTS) gathers and renames these files #}
-    {%- do run_query("copy (select * from " ~ relation ~ (" where " ~ where | join(' or ') if where else '') ~ ") to '"
-                     ~ staging ~ "/.parts-" ~ relation.identifier ~ "' (format parquet, compression zstd, partition_by ("
-                     ~ adapter.quote(column) ~ "), write_partition_columns true)") -%}
-    {{- return(true) -}}
+    {%- for value in to_write -%}
+        {#- ingest/serve/snapshots.py gathers these files (PARTS), each file's value read from it #}
+        {%- do run_query("copy (select * from " ~ relation ~ " where " ~ adapter.quote(column)
+                         ~ (" is null" if value is none else " = '" ~ (value | string | replace("'", "''")) ~ "'") ~ ") to '"
+                         ~ staging ~ "/.parts-" ~ relation.identifier ~ "/" ~ loop.index ~ ".parquet' (format parquet, compression zstd)") -%}
+    {%- endfor -%}
+    {{- return(to_write | length > 0) -}}
 {%- endmacro %}
 
 {# [value, signature] per value of COLUMN in public mart RELATION: a digest of what its rows are computed

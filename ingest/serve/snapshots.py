@@ -159,16 +159,19 @@ def reuse_partitions(warehouse: Path, staging: Path, snapshot_id: str, mart: str
                      column: str, signatures: list[list] | None) -> list | None:
     """Give snapshot SNAPSHOT_ID, being staged, each partition of MART (by COLUMN) whose signature the
     current snapshot holds with these COLUMNS (hard links), and return the partition values left to
-    write, or None when every one must be. SIGNATURES: [value, signature] per partition the mart has
-    now, or None when the run left the mart unchanged (the current snapshot's signatures hold)."""
+    write (each into a file of its own in staging's PARTS<mart>/), or None when the mart has values
+    no signature names and every value must be found and written. SIGNATURES: [value, signature] per
+    partition the mart has now, or None when the run left the mart unchanged (the current snapshot's
+    signatures hold)."""
     now = current(warehouse)
     entry = now.manifest.get("marts", {}).get(mart) if now else None
     if not entry or entry.get("partition_by") != column or entry["columns"] != [[c, dtype] for _, c, dtype in columns]:
         entry = None
     if signatures is None:
         signatures = [[part["value"], part["signature"]] for part in entry["partitions"]] if entry else []
-    if not entry or not signatures:     # nothing to link, or nothing to key on: write the mart whole
-        _write_plan(staging, mart, column, [{"value": value, "signature": signature} for value, signature in signatures])
+    (Path(staging) / f"{PARTS}{mart}").mkdir(exist_ok=True)
+    if not signatures:          # nothing to key on (no parent has the column): every value the mart has
+        _write_plan(staging, mart, column, [])
         return None
     held = {json.dumps(part["value"]): part for part in entry["partitions"]} if entry else {}
     plan, to_write = [], []
@@ -204,8 +207,9 @@ def partition_key(value: object) -> str:
 
 
 def _gather_partitions(con: duckdb.DuckDBPyConnection, staging: Path, mart: str, snapshot_id: str) -> dict | None:
-    """The partitions of MART staged by this run: the written ones (PARTS<mart>/<column>=<value>/…,
-    each file's value read from the file) renamed beside the linked ones; None for an unpartitioned mart."""
+    """The partitions of MART staged by this run: the written ones (a file each in PARTS<mart>/, its
+    value read from it; one of no rows is dropped) renamed beside the linked ones; None for an
+    unpartitioned mart."""
     plan_file = staging / f"{PLAN}{mart}.json"
     if not plan_file.exists():
         return None
@@ -215,6 +219,9 @@ def _gather_partitions(con: duckdb.DuckDBPyConnection, staging: Path, mart: str,
     for file in sorted(written.rglob("*.parquet")) if written.is_dir() else []:
         values = con.execute(f"select distinct {_quote(plan['column'])} from read_parquet(?, hive_partitioning = false)",
                              [str(file)]).fetchall()
+        if not values:
+            file.unlink()
+            continue
         if len(values) != 1:
             raise RuntimeError(f"{file}: a partition file of {mart} holds {len(values)} values of {plan['column']}, not one")
         part = parts.setdefault(json.dumps(values[0][0]), {"value": values[0][0], "signature": None})

@@ -256,11 +256,10 @@ def test_a_partitioned_mart_writes_only_the_partitions_whose_signature_changed(t
             for model, count in rows.items():
                 con.execute("insert into y select ?, range from range(?)", [model, count])
             con.execute(f"copy (select * from y limit 0) to '{staging / snapshots.mart_file('fct_y', snapshot_id)}'")
-            if to_write != []:
-                where = "" if to_write is None else " where model in (select unnest(?::varchar[])) or (model is null and ?)"
-                con.execute(f"copy (select * from y{where}) to '{staging / (snapshots.PARTS + 'fct_y')}' "
-                            "(format parquet, partition_by (model), write_partition_columns true)",
-                            [] if to_write is None else [[v for v in to_write if v is not None], None in to_write])
+            values = [value for (value,) in con.execute("select distinct model from y").fetchall()] if to_write is None else to_write
+            for number, value in enumerate(values):     # a file per value
+                con.execute(f"copy (select * from y where model is not distinct from ?) to "
+                            f"'{staging / (snapshots.PARTS + 'fct_y') / f'{number}.parquet'}'", [value])
         snapshots.commit(warehouse, staging, snapshot_id, cols)
         return to_write
 
@@ -273,7 +272,7 @@ def test_a_partitioned_mart_writes_only_the_partitions_whose_signature_changed(t
         return con.execute("select model, count(*), sum(n) from fct_y group by model order by model nulls first").fetchall()
 
     odd = "org/model:7b"           # a model name no file name could hold
-    assert publish(1, {odd: 3, "x y": 2, None: 1}, [[odd, "s1"], ["x y", "s1"], [None, "s1"]]) is None   # nothing to link yet
+    assert publish(1, {odd: 3, "x y": 2, None: 1}, [[odd, "s1"], ["x y", "s1"], [None, "s1"]]) == [odd, "x y", None]   # none to link yet
     first = inodes()
     reader = snapshots.open_serving(warehouse)
     assert seen(reader) == [(None, 1, 0), (odd, 3, 3), ("x y", 2, 1)]
@@ -294,19 +293,21 @@ def test_a_partitioned_mart_writes_only_the_partitions_whose_signature_changed(t
     assert snapshots.current(warehouse).manifest["marts"]["fct_y"]["rows"] == 5
     # new columns: every partition written again
     wider = columns[:2] + [["fct_y", "n", "BIGINT"]]
-    assert publish(5, {odd: 1}, [[odd, "s1"]], wider) is None
+    assert publish(5, {odd: 1}, [[odd, "s1"]], wider) == [odd]
     assert seen(reader) == [(odd, 1, 0)]
     with snapshots.open_serving(warehouse) as fresh:         # the new columns: a new serving file, for new connections
         assert fresh.execute("describe fct_y").fetchall()[1][1] == "BIGINT"
+    # no signature at all (no parent with the column): every value the mart has is found and written
+    assert publish(6, {odd: 1, "late": 2}, [], wider) is None and seen(reader) == [("late", 2, 1), (odd, 1, 0)]
     pinned.close()
     reader.close()
     # retired slots take their partition files with them; the newest two slots' stay
     monkeypatch.setattr(snapshots, "GRACE_SECONDS", 0)
-    publish(6, {odd: 1, "c": 2}, [[odd, "s1"], ["c", "s1"]], wider)
+    publish(7, {odd: 1, "c": 2}, [[odd, "s1"], ["c", "s1"]], wider)
     live = snapshots.snapshots_root(warehouse) / snapshots.LIVE
     slots = {int(f.name.split("-slot")[1].split("-")[0].split(".")[0]) for f in live.glob("fct_y-slot*.parquet")}
     assert len(slots) == snapshots.KEPT_SLOTS
-    assert len(list(live.glob("fct_y-slot*-p*.parquet"))) == 1 + 2
+    assert len(list(live.glob("fct_y-slot*-p*.parquet"))) == 2 + 2
 
 
 def test_readers_hammering_through_many_publishes_never_fail_nor_see_a_mix(tmp_path, monkeypatch):
