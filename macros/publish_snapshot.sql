@@ -233,12 +233,15 @@
     {{- return(held) -}}
 {%- endmacro %}
 
+{# The model node whose relation is RELATION #}
+{% macro mart_node(relation) -%}
+    {{- return(graph.nodes.values() | selectattr('resource_type', 'equalto', 'model')
+               | selectattr('alias', 'equalto', relation.identifier) | first) -}}
+{%- endmacro %}
+
 {# The column a public mart is published by, a file per value (its YAML's meta publish_partition_by), or none #}
 {% macro publish_partition_column(relation) -%}
-    {%- for node in graph.nodes.values() if node.resource_type == 'model' and node.alias == relation.identifier -%}
-        {{- return(node.config.meta.get('publish_partition_by')) -}}
-    {%- endfor -%}
-    {{- return(none) -}}
+    {{- return(mart_node(relation).config.meta.get('publish_partition_by')) -}}
 {%- endmacro %}
 
 {# Publish partitioned mart RELATION (DuckDB): link from the snapshot before each partition whose
@@ -271,8 +274,7 @@
    only from parent rows of v and from parents without the column (the answer-level facts by model: an
    answer, its provenance, its pair, its question). DIGESTS caches each parent's, for the next mart. #}
 {% macro partition_signatures(relation, column, digests) -%}
-    {%- set node = graph.nodes.values() | selectattr('resource_type', 'equalto', 'model')
-                   | selectattr('alias', 'equalto', relation.identifier) | first -%}
+    {%- set node = mart_node(relation) -%}
     {%- set view = run_query("select md5(sql) from duckdb_views() where schema_name = '" ~ relation.schema
                              ~ "' and view_name = '" ~ relation.identifier ~ "'").columns[0].values() -%}
     {%- set inputs = [] -%}

@@ -58,7 +58,7 @@ from ingest.errors import InputError
 KEEP_ENV = "HINDSIGHT_SNAPSHOT_KEEP"
 DEFAULT_KEEP = 3
 POINTER, LIVE, MANIFEST, STAGING = "current.csv", "live", "manifest.json", ".staging-"
-PARTS = ".parts-"               # where a run writes a partitioned mart's changed partitions (a hive layout), in staging
+PARTS = ".parts-"               # where a run writes a partitioned mart's changed partitions (a file each), in staging
 PLAN = ".partitions-"           # <PLAN><mart>.json in staging: each partition's signature, and its files when linked
 SCHEMA_FILE = "0-schema"        # sorts before the slots: listed first
 KEPT_SLOTS = 2                  # the current slot and the one before it stay whatever their age
@@ -144,9 +144,8 @@ def reuse(warehouse: Path, staging: Path, snapshot_id: str, mart: str, columns: 
     """Give snapshot SNAPSHOT_ID, being staged, the current snapshot's file of MART (a hard link, the
     same bytes) when that snapshot holds it with these COLUMNS ([mart, column, type] rows); False
     when it does not, and the mart must be written."""
-    now = current(warehouse)
-    entry = now.manifest.get("marts", {}).get(mart) if now else None
-    if not entry or entry.get("partition_by") or entry["columns"] != [[column, dtype] for _, column, dtype in columns]:
+    now, entry = _held(warehouse, mart, columns, None)
+    if not entry:
         return False
     try:
         os.link(now.path / mart_file(mart, now.id), Path(staging) / mart_file(mart, snapshot_id))
@@ -163,10 +162,7 @@ def reuse_partitions(warehouse: Path, staging: Path, snapshot_id: str, mart: str
     no signature names and every value must be found and written. SIGNATURES: [value, signature] per
     partition the mart has now, or None when the run left the mart unchanged (the current snapshot's
     signatures hold)."""
-    now = current(warehouse)
-    entry = now.manifest.get("marts", {}).get(mart) if now else None
-    if not entry or entry.get("partition_by") != column or entry["columns"] != [[c, dtype] for _, c, dtype in columns]:
-        entry = None
+    now, entry = _held(warehouse, mart, columns, column)
     if signatures is None:
         signatures = [[part["value"], part["signature"]] for part in entry["partitions"]] if entry else []
     (Path(staging) / f"{PARTS}{mart}").mkdir(exist_ok=True)
@@ -184,6 +180,16 @@ def reuse_partitions(warehouse: Path, staging: Path, snapshot_id: str, mart: str
             to_write.append(value)
     _write_plan(staging, mart, column, plan)
     return to_write
+
+
+def _held(warehouse: Path, mart: str, columns: list[list[str]], partition_by: str | None) -> tuple[Snapshot | None, dict | None]:
+    """The current snapshot, and its entry of MART when it holds that mart with these COLUMNS
+    ([mart, column, type] rows), published by PARTITION_BY (None: one file)."""
+    now = current(warehouse)
+    entry = now.manifest.get("marts", {}).get(mart) if now else None
+    if not entry or entry.get("partition_by") != partition_by or entry["columns"] != [[c, dtype] for _, c, dtype in columns]:
+        return now, None
+    return now, entry
 
 
 def _link_partition(now: Snapshot, staging: Path, mart: str, snapshot_id: str, part: dict) -> bool:
@@ -216,9 +222,8 @@ def _gather_partitions(con: duckdb.DuckDBPyConnection, staging: Path, mart: str,
     plan = json.loads(plan_file.read_text())
     parts = {json.dumps(part["value"]): dict(part) for part in plan["partitions"]}
     written = staging / f"{PARTS}{mart}"
-    for file in sorted(written.rglob("*.parquet")) if written.is_dir() else []:
-        values = con.execute(f"select distinct {_quote(plan['column'])} from read_parquet(?, hive_partitioning = false)",
-                             [str(file)]).fetchall()
+    for file in sorted(written.glob("*.parquet")) if written.is_dir() else []:
+        values = con.execute(f"select distinct {_quote(plan['column'])} from read_parquet(?)", [str(file)]).fetchall()
         if not values:
             file.unlink()
             continue
@@ -235,12 +240,12 @@ def _gather_partitions(con: duckdb.DuckDBPyConnection, staging: Path, mart: str,
     entries = []
     for part in parts.values():         # a value with no rows keeps its signature: not asked for again
         part.setdefault("files", [])
-        part.setdefault("written", "rows" not in part)
+        part.setdefault("written", "rows" not in part)      # linked parts carry their rows and written: False
         if "rows" not in part:
             part["rows"] = sum(con.execute("select sum(num_rows) from parquet_file_metadata(?)",
                                            [str(staging / mart_file(mart, snapshot_id, name))]).fetchone()[0] or 0
                                for name in part["files"])
-        entries.append({**{key: part[key] for key in ("value", "signature", "files", "rows")}, "written": part.get("written", False)})
+        entries.append({key: part[key] for key in ("value", "signature", "files", "rows", "written")})
     return {"partition_by": plan["column"], "partitions": sorted(entries, key=lambda part: json.dumps(part["value"]))}
 
 
