@@ -22,6 +22,25 @@
     get_json_object({{ document }}, '$.{{ keys | join(".") }}')
 {%- endmacro %}
 
+{# The texts at several top-level KEYS of one JSON document, the document parsed once (json_text parses
+   it once per key: nine keys of a 150-byte payload took 7.7 s over 17.8 M answers, 1.9 s this way):
+   json_texts(document, keys) is a value holding them all, json_texts_item(texts, keys, key) one of them,
+   as json_text would give it. #}
+{% macro json_texts(document, keys) -%}
+    {{ return(adapter.dispatch('json_texts')(document, keys)) }}
+{%- endmacro %}
+{% macro duckdb__json_texts(document, keys) -%}
+    json_extract_string({{ document }}, [{% for key in keys %}'$.{{ key }}'{{ ', ' if not loop.last }}{% endfor %}])
+{%- endmacro %}
+{#- Spark reads each key with get_json_object, from the document itself #}
+{% macro spark__json_texts(document, keys) -%} {{ document }} {%- endmacro %}
+
+{% macro json_texts_item(texts, keys, key) -%}
+    {{ return(adapter.dispatch('json_texts_item')(texts, keys, key)) }}
+{%- endmacro %}
+{% macro duckdb__json_texts_item(texts, keys, key) -%} {{ texts }}[{{ keys.index(key) + 1 }}] {%- endmacro %}
+{% macro spark__json_texts_item(texts, keys, key) -%} {{ spark__json_text(texts, [key]) }} {%- endmacro %}
+
 {# The JSON array at KEY of a document as its text; NULL when the value there is not an array. #}
 {% macro json_array_text(document, key) -%}
     {{ return(adapter.dispatch('json_array_text')(document, key)) }}

@@ -158,7 +158,11 @@ select
     {{ regex_search('v.literal', "'\\\\$'") }} as ends_with_backslash,
     {{ int_div('cast(v.pos as bigint) * 4294967296 + 7', 4294967296) }} as load_of_key,
     {{ json_object_text([('question', json_text('v.doc', 'question')), ('n', 'v.pos'), ('none', 'cast(null as string)')]) }}
-        as object_text
+        as object_text,
+    {%- set keys = ['question', 'early_cutoff', 'sample_index', 'options'] %}
+    {%- for key in keys %}
+    {{ json_texts_item(json_texts('v.doc', keys), keys, key) }} as parsed_once_{{ key }}{{ ',' if not loop.last }}
+    {%- endfor %}
 from (VALUES_HERE) as v (doc, subject, annotators, annotator, literal, pos)
 """
 
@@ -197,6 +201,11 @@ def test_json_regex_and_arithmetic_macros_agree_on_both_engines(spark):
     assert [row[9] for row in expected] == [False, False, True] and [row[10] for row in expected] == [True, False, False]
     assert [row[11] for row in expected] == [1, 2, 3]
     assert json.loads(first[12]) == {"question": "It's \"odd\"?", "n": 1, "none": None}
+    # several keys from one parse give what json_text gives: a string as itself, a number or an object
+    # or array as its JSON text, an absent key as NULL
+    assert first[13] == "It's \"odd\"?" and json.loads(first[14]) == {"event": "ICU", "time": 6}
+    assert (first[15], second[15]) == ("2", None) and json.loads(first[16]) == ["A. <10%", "B. café"]
+    assert third[16] == "[]" and second[16] == "not a list"
 
 
 def test_ordered_and_distinct_string_aggregates_agree_on_both_engines(spark):

@@ -1,6 +1,16 @@
 -- One row per replayed model answer, as loaded (model name verbatim).
+{#- what the runners record in an answer's payload (NULL for replayed answers), parsed once per row #}
+{%- set recorded = ['sample_index', 'provider', 'base_url_host', 'reported_model', 'call_id', 'finish_reason',
+                    'response_parse_status', 'response_parser_version', 'prompt_template_version'] %}
 with source as (
     select * from {{ source('raw', 'responses') }}
+),
+
+parsed as (
+    select
+        *,
+        {{ json_texts('payload', recorded) }} as recorded
+    from source
 ),
 
 final as (
@@ -15,23 +25,23 @@ final as (
         visibility,
         prompt_variant,
         -- one sample of a request (runners' --samples); answers stored before samples existed are sample 0
-        coalesce(cast({{ json_text('payload', 'sample_index') }} as integer), 0) as sample_index,
+        coalesce(cast({{ json_texts_item('recorded', recorded, 'sample_index') }} as integer), 0) as sample_index,
         answer,
         evidence,
         -- set by the runners; NULL for replayed answers
-        {{ json_text('payload', 'provider') }} as provider,
-        {{ json_text('payload', 'base_url_host') }} as base_url_host,
-        {{ json_text('payload', 'reported_model') }} as reported_model,
-        {{ json_text('payload', 'call_id') }} as call_id,
-        {{ json_text('payload', 'finish_reason') }} as finish_reason,
-        coalesce({{ json_text('payload', 'response_parse_status') }}, 'replayed') as response_parse_status,
-        {{ json_text('payload', 'response_parser_version') }} as response_parser_version,
-        {{ json_text('payload', 'prompt_template_version') }} as prompt_template_version,
+        {{ json_texts_item('recorded', recorded, 'provider') }} as provider,
+        {{ json_texts_item('recorded', recorded, 'base_url_host') }} as base_url_host,
+        {{ json_texts_item('recorded', recorded, 'reported_model') }} as reported_model,
+        {{ json_texts_item('recorded', recorded, 'call_id') }} as call_id,
+        {{ json_texts_item('recorded', recorded, 'finish_reason') }} as finish_reason,
+        coalesce({{ json_texts_item('recorded', recorded, 'response_parse_status') }}, 'replayed') as response_parse_status,
+        {{ json_texts_item('recorded', recorded, 'response_parser_version') }} as response_parser_version,
+        {{ json_texts_item('recorded', recorded, 'prompt_template_version') }} as prompt_template_version,
         source_file,
         line_number,
         load_id,
         loaded_at
-    from source
+    from parsed
 )
 
 select * from final
