@@ -39,6 +39,13 @@ EVAL_TARGET_MODELS = ["int_metric_estimates_by_eval_target", "agg_metrics_by_eva
 DBT = str(Path(sys.executable).parent / "dbt")
 
 
+# an answer's payload as `hindsight load responses` stores it (the file's line: ingest/load/responses.py),
+# over columns question_id, model, condition, visibility, prompt_variant and answer: what the build's
+# JSON parsing meets on replayed answers (an empty payload hid 18 s of it at 100x)
+REPLAYED_PAYLOAD = ("json_object('question_id', question_id, 'model', model, 'condition', condition, 'visibility', visibility, "
+                    "'prompt_variant', prompt_variant, 'answer', answer, 'evidence', null)")
+
+
 def generate(db: Path, scale: int) -> dict:
     with connect(db) as con:
         con.execute("select setseed(0.42)")
@@ -70,13 +77,16 @@ def generate(db: Path, scale: int) -> dict:
                 ('2.1', 'full'), ('2.1', 'masked'), ('2.2', 'full'), ('2.2', 'masked'), ('3.1', 'full'), ('3.1', 'masked'),
                 ('3.2', 'full'), ('3.2', 'masked')) t(condition, visibility);
             insert into raw.responses
-            select 1, 'bench', row_number() over (), md5(question_id || m || condition || visibility || v),
-                question_id, 'bench:model-' || m, condition, visibility, v,
-                case kind when 'true/false' then (case when random() < 0.8 then 'true' else 'false' end)
-                          when 'free response' then 'text'
-                          else (case when random() < 0.05 then 'no idea' else chr(65 + cast(floor(random() * 4) as integer)) end) end,
-                null, '{{}}', now()
-            from questions, range(4) mm(m), cells, (values ('standard'), ('warning')) vv(v);
+            select 1, 'bench', row_number() over (), md5(question_id || model || condition || visibility || prompt_variant),
+                question_id, model, condition, visibility, prompt_variant, answer, null, {REPLAYED_PAYLOAD}, now()
+            from (
+                select question_id, 'bench:model-' || m as model, condition, visibility, v as prompt_variant,
+                    case kind when 'true/false' then (case when random() < 0.8 then 'true' else 'false' end)
+                              when 'free response' then 'text'
+                              else (case when random() < 0.05 then 'no idea' else chr(65 + cast(floor(random() * 4) as integer)) end)
+                    end as answer
+                from questions, range(4) mm(m), cells, (values ('standard'), ('warning')) vv(v)
+            );
         """)
         return dict(zip(["questions", "responses"], con.execute(
             "select (select count(*) from raw.questions), (select count(*) from raw.responses)").fetchone()))

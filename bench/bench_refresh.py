@@ -5,7 +5,8 @@ answers (171 cases x 10 questions x 13 cells x 2 variants = 44,460 at any S) and
 slowest nodes, and what the metric models cost in it); the report again into the same folder (it
 draws what the new model changed and copies the other figures); the metric models rebuilt from
 scratch against the practical limit (a DuckDB per-case aggregate plus a numpy matrix product on the
-same draws, timed in the same run).
+same draws, timed in the same run); and the floor under a full build: what writing the rows it keeps
+costs by itself (write_floor).
 
     .venv/bin/python bench/bench_refresh.py --scale 100
     .venv/bin/python bench/bench_refresh.py --scale 1
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
-from bench_metrics import EVAL_TARGET_MODELS, METRIC_MODELS, child, generate, model_timings, write_results
+from bench_metrics import EVAL_TARGET_MODELS, METRIC_MODELS, REPLAYED_PAYLOAD, child, generate, model_timings, write_results
 from bench_rebuild import run_results
 
 from ingest.db import connect
@@ -55,12 +56,14 @@ def append_model(db: Path, scale: int) -> int:
                     ('3.2', 'full'), ('3.2', 'masked')) t(condition, visibility)
             )
             select {load}, 'bench-append', row_number() over (),
-                md5(question_id || 'appended-{load}' || condition || visibility || v), question_id, 'bench:appended-model-{load}',
-                condition, visibility, v,
-                case format when 'true/false' then 'true' when 'free response' then 'text'
-                    else chr(65 + cast(floor(random() * 4) as integer)) end,
-                null, '{{}}', now()
-            from questions, cells, (values ('standard'), ('warning')) vv(v)""")
+                md5(question_id || 'appended-{load}' || condition || visibility || prompt_variant), question_id, model,
+                condition, visibility, prompt_variant, answer, null, {REPLAYED_PAYLOAD}, now()
+            from (
+                select question_id, 'bench:appended-model-{load}' as model, condition, visibility, v as prompt_variant,
+                    case format when 'true/false' then 'true' when 'free response' then 'text'
+                        else chr(65 + cast(floor(random() * 4) as integer)) end as answer
+                from questions, cells, (values ('standard'), ('warning')) vv(v)
+            )""")
         return con.execute("select count(*) from raw.responses where load_id = ?", [load]).fetchone()[0]
 
 
@@ -129,6 +132,49 @@ def reference_seconds(db: Path, replicates: int = 2000) -> dict[str, float]:
     return {"aggregate": aggregate, "total": time.perf_counter() - started}
 
 
+# the tables a full build stores that grow with the answers, and the marts a snapshot holds that do
+STORED = ["int_response_provenance", "int_answers_scored", "int_answer_pairs", "int_answer_texts_normalised", "int_metric_case_sums"]
+PUBLISHED = ["fct_answers", "fct_answer_pairs", "fct_answer_texts", "fct_judgment_requests", "fct_bootstrap_samples"]
+
+
+def write_floor(db: Path, folder: Path) -> dict[str, float]:
+    """What writing the rows a full build keeps costs by itself: each table it stores (DuckDB's storage)
+    and each mart a snapshot holds (Parquet, zstd, as the publish writes them), from rows already
+    computed and held in memory, a model at a time where the rows have one (as the publish does).
+    No SQL that computes them can make a full build cheaper than this."""
+    scratch = folder / "floor"
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir()
+    seconds: dict[str, float] = {}
+    with duckdb.connect(config={"memory_limit": "3GB", "preserve_insertion_order": False,
+                                "temp_directory": str(scratch / "spill")}) as con:
+        # the warehouse under its own name (its views name it), the tables written to a scratch file
+        con.execute(f"attach '{db}' as {db.stem} (read_only)")
+        con.execute(f"use {db.stem}")
+        con.execute(f"attach '{scratch / 'stored.duckdb'}' as stored")
+        relations = {name: con.execute("select table_schema from information_schema.tables where table_name = ?",
+                                       [name]).fetchone()[0] + "." + name for name in STORED + PUBLISHED}
+        for name, relation in relations.items():
+            columns = [row[0] for row in con.execute(f"describe {relation}").fetchall()]
+            parts = ([row[0] for row in con.execute(f"select distinct model from {relation}").fetchall()]
+                     if "model" in columns else [None])
+            spent = 0.0
+            for i, model in enumerate(parts):
+                con.execute(f"create or replace temp table part as select * from {relation}"
+                            + ("" if model is None else " where model = ?"), [] if model is None else [model])
+                started = time.perf_counter()
+                if name in STORED:
+                    con.execute(f"create table if not exists stored.{name} as select * from part limit 0")
+                    con.execute(f"insert into stored.{name} select * from part")
+                    con.execute("checkpoint stored")
+                else:
+                    con.execute(f"copy part to '{scratch / f'{name}-{i}.parquet'}' (format parquet, compression zstd)")
+                spent += time.perf_counter() - started
+            seconds[name] = round(spent, 2)
+    shutil.rmtree(scratch, ignore_errors=True)
+    return {"stored_s": round(sum(seconds[n] for n in STORED), 1), "published_s": round(sum(seconds[n] for n in PUBLISHED), 1),
+            "per_relation_s": seconds}
+
 def inside_dbt(db: Path) -> dict:
     """The last build's time inside dbt, by node kind, and the snapshot publish (the on-run-end hook):
     its slowest marts, and of the answer-level facts published a file per model, how many written."""
@@ -187,6 +233,7 @@ def main() -> None:
     figures["reference_seconds"] = round(reference["total"], 2)
     figures["reference_aggregate_seconds"] = round(reference["aggregate"], 2)
     figures["metric_models_vs_reference"] = round(figures["metric_models_seconds"] / figures["reference_seconds"], 2)
+    figures["write_floor"] = write_floor(db, folder)
     write_results(f"refresh_scale{args.scale}.json", figures)
 
 
