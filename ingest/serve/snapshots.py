@@ -18,6 +18,9 @@ microseconds, above every earlier slot); then it points the pointer at that slot
 the glob `live/<mart>-*.parquet` and keeps the rows of the slot the pointer names. A file in live/
 never changes once it is there, and a slot is removed only when it has not been current for
 GRACE_SECONDS and is not one of the two newest, so a query opens the bytes of the files it listed.
+A view lists the folder when its query is bound and reads the pointer when it runs, so a slot is in
+live/ for SETTLE_SECONDS before the pointer names it: a query that listed the folder before the slot
+was whole has read the pointer by then, and keeps the slot before.
 (Slots that were replaced, not added, failed the readers' test when a query scanned the slot a
 publish was replacing.) `<mart>-0-schema.parquet`, empty, sorts first: DuckDB takes the view's
 columns from the first file it lists.
@@ -65,6 +68,12 @@ KEPT_SLOTS = 2                  # the current slot and the one before it stay wh
 # a slot no longer current is removed this long after: longer than any query between its listing of
 # live/ and its opening of the files (a pinned reader, open_marts, reads the snapshot folders instead)
 GRACE_SECONDS = 600
+# a new slot is in live/ this long before the pointer names it. A view lists live/ when a query is
+# bound and reads the pointer when it runs: a query that listed the folder before (or while) the slot's
+# files were added, then read a pointer already naming that slot, kept none of its rows, or some of
+# a partitioned mart's (CI saw a dim_build of no rows once). Binding to running takes milliseconds;
+# waiting here keeps every such query on the slot before
+SETTLE_SECONDS = 0.5
 FILE_COLUMN = "_hindsight_file"  # the views' filename column (filename=...), out of every mart's way
 # where the serving file records what its views were made from (a schema of its own, out of the marts' way)
 META = "hindsight_serving"
@@ -287,6 +296,7 @@ def commit(warehouse: Path, staging: Path, snapshot_id: str, columns: list[list[
     os.rename(staging, final)
     _fsync_dir(root)
     slot = _fill_slot(root, final, snapshot_id, marts)
+    time.sleep(SETTLE_SECONDS)
     _point_current(root, snapshot_id, slot)
     ensure_serving_file(warehouse, marts)
     prune(warehouse)
