@@ -175,6 +175,7 @@ def write_floor(db: Path, folder: Path) -> dict[str, float]:
     return {"stored_s": round(sum(seconds[n] for n in STORED), 1), "published_s": round(sum(seconds[n] for n in PUBLISHED), 1),
             "per_relation_s": seconds}
 
+
 def inside_dbt(db: Path) -> dict:
     """The last build's time inside dbt, by node kind, and the snapshot publish (the on-run-end hook):
     its slowest marts, and of the answer-level facts published a file per model, how many written."""

@@ -18,8 +18,8 @@ touched as (
 {%- endif %}
 
 responses as (
-    -- each answer's payload as parsed once, when it was loaded (not the staging view, which parses
-    -- it again: 7 s of a 100x full build with the payloads `hindsight load responses` stores)
+    -- each answer's payload fields as the build stored them once per answer (not the staging view,
+    -- which parses every payload again: 7 s of a 100x full build with loaded payloads)
     select * from {{ ref('int_response_provenance') }}
     {%- if is_incremental() %}
     -- filtered on the model too, not only through the join, so that the scan skips the untouched
