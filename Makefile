@@ -35,12 +35,13 @@ demo: $(STAMP)
 test: $(SPARK_STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile
 
-# The fast lane: linters for Python (ruff) and the dbt SQL (sqlfluff, dbt
+# The fast lane: linters for Python (ruff), the declared dependencies (deptry), and the dbt SQL (sqlfluff, dbt
 # templater; dbt writes to its own target path), then the tests that build no
 # warehouse with dbt and read no real data.
 LINT_DIR := $(shell mktemp -u -d /tmp/hindsight-lint.XXXXXX)
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/deptry .
 	mkdir -p $(LINT_DIR)
 	HINDSIGHT_DB=$(LINT_DIR)/lint.duckdb DBT_TARGET_PATH=$(LINT_DIR)/target DBT_LOG_PATH=$(LINT_DIR)/logs \
 		$(BIN)/sqlfluff lint models tests/dbt analyses --processes 2 --disable-progress-bar

@@ -31,7 +31,7 @@ from datetime import datetime, timezone
 from importlib.metadata import version
 from pathlib import Path
 
-from ingest.config import build_ledgers
+from ingest.config import PACKAGE_DIR, build_ledgers
 from ingest.db import PROJECT_DIR, connect, warehouse_path
 from ingest.dbt_process import DbtProcess, parse_flags
 from ingest.serve.snapshots import current
@@ -114,10 +114,12 @@ def project_fingerprint(args: list[str], ledger: Ledger | None = None) -> str:
     ledger = ledger or duckdb_ledger()
     digest = hashlib.sha256()
     for top in ledger.inputs:
-        path = PROJECT_DIR / top
+        # the package's own folders (ingest/...) are beside the dbt project in a checkout, not in an install
+        root = PACKAGE_DIR.parent if top.startswith("ingest/") else PROJECT_DIR
+        path = root / top
         files = sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts) if path.is_dir() else [path]
         for file in files:
-            digest.update(str(file.relative_to(PROJECT_DIR)).encode() + b"\0" + file.read_bytes() + b"\0")
+            digest.update(str(file.relative_to(root)).encode() + b"\0" + file.read_bytes() + b"\0")
     versions = [version(package) for package in ledger.packages]
     digest.update(json.dumps([versions, result_arguments(args)]).encode())
     return digest.hexdigest()

@@ -9,7 +9,7 @@ import click
 
 from ingest.config import __version__
 from ingest.db import connect, require_marts, warehouse_path
-from ingest.errors import InputError
+from ingest.errors import InputError, require_extra
 from ingest.serve.snapshots import open_marts
 
 
@@ -34,7 +34,8 @@ class _Group(click.Group):
 def main() -> None:
     """Hindsight-bias evaluation warehouse (DuckDB + dbt).
 
-    The warehouse file is $HINDSIGHT_DB (default: warehouse.duckdb in the project root).
+    The warehouse file is $HINDSIGHT_DB (default: warehouse.duckdb in a checkout's root, else in the
+    working directory).
     """
 
 
@@ -136,6 +137,7 @@ def load_inspect_command(logs: tuple[Path, ...], model: str | None, judge: str |
     sample x epoch an answer; a sample whose messages are not its request's is rejected."""
     from ingest.llm.inspect_logs import load_inspect_log, log_files
 
+    require_extra("inspect", "hindsight load inspect")
     failed = False
     with connect() as con:
         for path in log_files(list(logs)):
@@ -700,6 +702,19 @@ def batches_cancel(batch: str) -> None:
     with connect() as con:
         status = cancel(con, batch)
     click.echo(f"{batch}: {status}; `hindsight batches collect` stores what it finished, and the rest is pending again")
+
+
+@main.group()
+def bi() -> None:
+    """BI tools on the serving file: what their environment needs (docs/analyst-access.md)."""
+
+
+@bi.command("requirements")
+def bi_requirements() -> None:
+    """Print the pins a BI tool's own Python environment needs (DuckDB at this project's version, duckdb-engine)."""
+    from ingest.publish.bi import requirements
+
+    click.echo(requirements(), nl=False)
 
 
 @main.command()

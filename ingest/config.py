@@ -32,7 +32,21 @@ from typing import Any, NamedTuple
 
 import yaml
 
-PROJECT_DIR = Path(__file__).resolve().parent.parent
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def _project_dir() -> Path:
+    """The dbt project: a checkout's root, beside the package; else the copy an installed package
+    carries (ingest/dbt_project: setup.py and pyproject.toml's package-data put it there)."""
+    if (PACKAGE_DIR.parent / "dbt_project.yml").is_file() and (PACKAGE_DIR.parent / "models").is_dir():
+        return PACKAGE_DIR.parent
+    return PACKAGE_DIR / "dbt_project"
+
+
+PROJECT_DIR = _project_dir()
+# a checkout (or an editable install of one) keeps dbt's target/ and logs/ and the default warehouse
+# in its root, as a plain `dbt build` there does; an installed package writes beside the warehouse
+IS_CHECKOUT = PROJECT_DIR == PACKAGE_DIR.parent
 RAW_SOURCES = PROJECT_DIR / "models" / "staging" / "raw" / "_raw__sources.yml"
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -66,7 +80,8 @@ ENVIRONMENT = {
     # the warehouse and its readers
     "HINDSIGHT_DB": EnvironmentVariable(
         "warehouse.duckdb",
-        "The warehouse file every command (and plain `dbt`) reads and writes."),
+        "The warehouse file every command (and plain `dbt`) reads and writes; by default in a checkout's root, "
+        "or in the working directory for an installed package."),
     "HINDSIGHT_MEMORY_LIMIT": EnvironmentVariable(
         "3GB",
         "DuckDB's memory limit for every connection of the warehouse."),

@@ -17,17 +17,30 @@ from typing import Iterator
 import duckdb
 import pyarrow as pa
 
-from ingest.config import PROJECT_DIR, raw_ddl
+from ingest.config import IS_CHECKOUT, PROJECT_DIR, raw_ddl
 from ingest.errors import InputError
 
 
 def warehouse_path() -> Path:
-    """The warehouse named by HINDSIGHT_DB (relative to the working directory),
-    or warehouse.duckdb in the project root."""
+    """The warehouse named by HINDSIGHT_DB (relative to the working directory), else warehouse.duckdb
+    in a checkout's root, or in the working directory for an installed package."""
     value = os.environ.get("HINDSIGHT_DB")
     if value:
         return Path(value).expanduser().resolve()
-    return PROJECT_DIR / "warehouse.duckdb"
+    return (PROJECT_DIR if IS_CHECKOUT else Path.cwd().resolve()) / "warehouse.duckdb"
+
+
+def dbt_write_paths(warehouse: Path, engine: str = "duckdb") -> dict[str, str]:
+    """Where dbt writes its target/ and logs/ (DBT_TARGET_PATH, DBT_LOG_PATH; what the user set wins).
+    A checkout: dbt's own, as for a plain `dbt build` there (Spark's in target/spark, its partial parse
+    differs). An installed package, whose project is read-only in site-packages: <warehouse>.cache/dbt/."""
+    if IS_CHECKOUT:
+        paths = {"DBT_TARGET_PATH": str(PROJECT_DIR / "target" / "spark")} if engine == "spark" else {}
+    else:
+        base = Path(f"{warehouse}.cache") / "dbt"
+        paths = {"DBT_TARGET_PATH": str(base / ("target-spark" if engine == "spark" else "target")),
+                 "DBT_LOG_PATH": str(base / "logs")}
+    return {name: os.environ.get(name) or value for name, value in paths.items()}
 
 
 SERVE_ENV = "HINDSIGHT_SERVE"

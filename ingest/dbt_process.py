@@ -26,7 +26,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from ingest.db import PROJECT_DIR, in_use, warehouse_path
+from ingest.db import PROJECT_DIR, dbt_write_paths, in_use, warehouse_path
 
 # the flags that change what `dbt parse` produces (the rendered vars, the profile and target)
 PARSE_FLAGS = ("--vars", "--target", "-t", "--profile")
@@ -47,7 +47,8 @@ class DbtProcess:
     """A dbt child started ahead of the build: `build(args)` runs it, `cancel()` stops it unused."""
 
     def __init__(self, db, flags: list[str]):
-        env = dict(os.environ, HINDSIGHT_DB=str(db), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="false")
+        env = dict(os.environ, HINDSIGHT_DB=str(db), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="false",
+                   **dbt_write_paths(Path(db)))
         self._child = subprocess.Popen([sys.executable, "-m", "ingest.dbt_process", json.dumps(flags)],
                                        stdin=subprocess.PIPE, text=True, env=env, cwd=PROJECT_DIR)
 

@@ -68,7 +68,7 @@ def _read_log(path: Path):
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
-        raise InputError(path, "reading Inspect logs needs inspect_ai", "pip install -e '.[inspect]'") from None
+        raise InputError(path, "reading Inspect logs needs inspect_ai", "pip install 'hindsight-warehouse[inspect]'") from None
     try:
         return read_eval_log(str(path), resolve_attachments=True)
     except Exception as error:        # a zip, JSON or schema error: Inspect's own message says which

@@ -14,7 +14,6 @@ to recompute (an appended model rewrites only its partitions).
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -22,8 +21,8 @@ import sys
 from pathlib import Path
 
 from ingest.build import CODE_CHECKS, EVERYTHING, PROJECT_INPUTS, Ledger, plan, record
-from ingest.db import PROJECT_DIR, connect, warehouse_path
-from ingest.errors import InputError
+from ingest.db import PROJECT_DIR, connect, dbt_write_paths, warehouse_path
+from ingest.errors import InputError, require_extra
 from ingest.publish.landing import default_landing, export_raw
 
 
@@ -32,11 +31,7 @@ def spark_target() -> str:
 
 
 def check_installed() -> None:
-    missing = [name for name, module in (("pyspark", "pyspark"), ("dbt-spark", "dbt.adapters.spark"))
-               if importlib.util.find_spec(module.split(".")[0]) is None
-               or (module != "pyspark" and importlib.util.find_spec(module) is None)]
-    if missing:
-        raise RuntimeError(f"the Spark target needs {' and '.join(missing)}: pip install -e '.[spark]' (docs/spark.md)")
+    require_extra("spark", "hindsight build --target spark")
     if not os.environ.get("HINDSIGHT_SPARK_REMOTE") and not (shutil.which("java") or os.environ.get("JAVA_HOME")):
         raise RuntimeError("an in-process Spark session needs Java 17 (apt-get install openjdk-17-jre-headless), "
                            "or name a Spark Connect server with HINDSIGHT_SPARK_REMOTE=sc://host:port")
@@ -76,7 +71,7 @@ def build_on_spark(args: list[str], db: Path | None = None, landing: Path | None
                # the executors' Python workers run the table functions: this interpreter has the project
                PYSPARK_PYTHON=os.environ.get("PYSPARK_PYTHON", sys.executable),
                # Spark's compiled SQL and run results beside DuckDB's, not over them (partial parse states differ)
-               DBT_TARGET_PATH=os.environ.get("DBT_TARGET_PATH", str(PROJECT_DIR / "target" / "spark")),
+               **dbt_write_paths(db, "spark"),
                # the selection, if the catalog has every model (dbt_on_spark.py checks it)
                HINDSIGHT_SPARK_SCOPE=" ".join(scope.select or []))
     # dbt in a process of its own that registers the table functions first (ingest/spark/dbt_on_spark.py)

@@ -287,3 +287,11 @@ def test_no_more_than_eight_modules_at_the_top_of_ingest():
     top = [p.name for p in (PROJECT / "ingest").glob("*.py")]
     assert len(top) <= 8, top
     assert {p.name for p in (PROJECT / "ingest").iterdir() if p.is_dir() and p.name != "__pycache__"} >= set(STAGES)
+
+
+def test_every_import_of_the_package_is_declared():
+    """deptry: a module the package imports is a requirement of the base install or of an extra, never
+    one that only arrives with another package (httpx once came only with an extra CI installs)."""
+    done = subprocess.run([sys.executable, "-m", "deptry", "."], cwd=PROJECT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Scanning" in done.stdout + done.stderr and "No dependency issues found" in done.stdout + done.stderr
