@@ -18,10 +18,10 @@ install: $(STAMP)
 
 # the optional extras the tests exercise: Spark (pyspark, dbt-spark) for the cross-engine tests,
 # Inspect AI for the round trip through its mock model, a real llama.cpp server (local) for the
-# local-model tests; `make demo` needs none of them
+# local-model tests, MetricFlow (semantic) for the semantic layer's tests; `make demo` needs none of them
 SPARK_STAMP := $(VENV)/.installed-extras
 $(SPARK_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,spark,inspect,local]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,spark,inspect,local,semantic]'
 	touch $(SPARK_STAMP)
 
 demo: $(STAMP)

@@ -374,6 +374,40 @@ def query(sql: str, csv_path: Path | None, live: bool) -> None:
     click.echo(f"({len(rows)} rows{', first 200 shown' if len(rows) > 200 else ''})")
 
 
+def _names(value: str | None) -> list[str]:
+    return [name.strip() for name in (value or "").split(",") if name.strip()]
+
+
+@main.command("metrics")
+@click.option("--metric", "metric_names", help="Comma-separated metrics: acc, htr, delta_acc, delta_htr, air, hbr.")
+@click.option("--by", "by", default="", help="Comma-separated dimensions, e.g. model,condition,question__relpos_band "
+              "(`--list` names them). Cells always keep prompt_variant and visibility apart; without cohort the "
+              "cohorts are pooled, each resampled within itself.")
+@click.option("--where", help="One read-only condition over the dimensions, e.g. \"cohort = 'sepsis'\".")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "parquet", "json"]), default="table", show_default=True)
+@click.option("--out", type=click.Path(path_type=Path), help="Write to this file (needed for parquet; csv and json print otherwise).")
+@click.option("--list", "list_names", is_flag=True, help="List the metrics and dimensions, with their BI expressions.")
+def metrics_command(metric_names: str | None, by: str, where: str | None, fmt: str, out: Path | None, list_names: bool) -> None:
+    """Any slice of the paper's metrics with its case-clustered interval, from the published snapshot
+    (the same estimator and replicates as agg_metrics: the marts' cuts give the marts' numbers)."""
+    from ingest.publish.semantic import semantic_layer
+    from ingest.publish.slices import slice_metrics, write_slice
+
+    if list_names:
+        layer = semantic_layer()
+        click.echo("metrics (sum of the parts over fct_metric_parts rows):")
+        for metric in layer.metrics.values():
+            click.echo(f"  {metric.name:<10} {metric.label} [{'|'.join(metric.visibilities)}]: {metric.bi_expression()}")
+        click.echo("dimensions (--by, --where):")
+        for dimension in layer.dimensions.values():
+            click.echo(f"  {dimension.name:<32} {dimension.relation}.{dimension.expr}")
+        return
+    if fmt == "parquet" and not out:
+        raise InputError("--format parquet", "a Parquet file needs a path", "add --out slice.parquet")
+    frame = slice_metrics(_names(metric_names), _names(by), where)
+    click.echo(write_slice(frame, fmt, out), nl=False)
+
+
 @main.group(invoke_without_command=True)
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet", show_default=True,
               help="File format: Parquet (the version also in each file's key-value metadata) or CSV with a header.")

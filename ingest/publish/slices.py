@@ -1,0 +1,211 @@
+"""Any slice of the paper's metrics with its case-clustered interval (`hindsight metrics`, and
+slice_metrics for notebooks).
+
+A slice is the metrics' cells by the dimensions an analyst names (the semantic layer's:
+ingest/publish/semantic.py), over the rows of fct_metric_parts an optional --where keeps. Each cell
+is the estimator the marts use (ingest/stats/bootstrap.cell_statistics): the estimate sum_c S_c /
+sum_c N_c over cases c, Miller's clustered SE, the MDE, and the interval by the build's ci_method
+from the build's replicates: the same counter-based draws of each cohort as fct_bootstrap_samples
+and agg_metrics (the build's bootstrap_replicates and bootstrap_seed, read from dim_build). So the
+cuts the marts have give the marts' numbers. A cell always keeps prompt_variant and visibility apart,
+as agg_metrics does; a slice without the cohort pools the cohorts, each resampled within itself
+(replicate r draws every cohort's cases as agg_metrics' replicate r does).
+
+It reads the published snapshot, pinned when it starts: it never waits for a build, nor holds one up.
+"""
+from __future__ import annotations
+
+from contextlib import closing
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+import sqlglot
+from sqlglot import exp
+
+from ingest.db import warehouse_path
+from ingest.errors import InputError
+from ingest.publish.query import check_read_only, engine_message
+from ingest.publish.semantic import Dimension, SemanticLayer, dimension_sql, semantic_layer
+from ingest.serve.snapshots import open_marts
+from ingest.stats import bootstrap
+
+# the answer cell's own keys, kept in every cell (never pooled), after the analyst's dimensions
+KEPT = ("answer__prompt_variant", "answer__visibility")
+MIN_CASES = 2                      # a case-clustered interval needs between-case variation
+REPLICATE_BLOCK = 256
+COLUMNS = ["estimate", "ci_low", "ci_high", "ci_method", "significant", "se_clustered", "mde_80", "n_questions",
+           "n_cases", "n_valid", "validity_rate", "n_answers", "n_finite_replicates", "reason"]
+
+
+def _where_columns(where: str) -> set[str]:
+    """The column names a --where reads (to join only the dimensions' marts it needs)."""
+    return {column.name for column in sqlglot.parse_one(f"select 1 where {where}", read="duckdb").find_all(exp.Column)}
+
+
+def check_where(where: str) -> None:
+    """A --where is one read-only condition, checked as `hindsight query` checks a query."""
+    try:
+        check_read_only(f"select 1 from slice_rows where {where}")
+    except InputError as error:
+        raise InputError("--where", str(error).split(": ", 1)[-1].split(". Fix:")[0],
+                         "write one condition over the dimensions, e.g. \"cohort = 'sepsis' and format = 'multiple choice'\"") from None
+
+
+def slice_rows_sql(layer: SemanticLayer, dimensions: list[Dimension], where_columns: set[str]) -> str:
+    """fct_metric_parts (whose columns carry most dimensions under their bare names) with each
+    dimension a column under its MetricFlow name: the relation --where filters. Only the marts of
+    the dimensions it names are joined."""
+    parts_columns_alias = layer.parts_alias
+    wanted = {d.alias for d in dimensions} | {
+        d.alias for d in layer.dimensions.values() if d.name in where_columns or d.short in where_columns}
+    joins = "".join(f'\n    left join {join.relation} as "{join.alias}" on {join.on}'
+                    for alias, join in layer.joins.items() if alias in wanted)
+    selected = []
+    for dimension in layer.dimensions.values():
+        if dimension.alias != parts_columns_alias and dimension.alias not in wanted:
+            continue
+        selected.append(f'{dimension_sql(dimension)} as "{dimension.name}"')
+    return (f'select "{parts_columns_alias}".*, {", ".join(selected)}\n'
+            f'    from {layer.parts} as "{parts_columns_alias}"{joins}')
+
+
+def _case_numbering(con) -> pd.DataFrame:
+    """Each cohort's cases numbered as the bootstrap numbers them (int_bootstrap_cases: the cases with
+    questions, in case_id order), with the cohort's size."""
+    return con.sql("""
+        select cohort, case_id, cast(row_number() over (partition by cohort order by case_id) - 1 as bigint) as case_index,
+            cast(count(*) over (partition by cohort) as bigint) as n_cases
+        from (select distinct cohort, case_id from dim_questions)""").df()
+
+
+def _build_settings(con) -> tuple[int, int, str]:
+    replicates, seed, method = con.execute("select bootstrap_replicates, bootstrap_seed, ci_method from dim_build").fetchall()[0]
+    return int(replicates), int(seed), str(method)
+
+
+def slice_metrics(metrics: list[str], by: list[str], where: str | None = None, con=None,
+                  warehouse: Path | None = None) -> pd.DataFrame:
+    """One row per metric and cell of the slice BY (dimension names), over the rows WHERE keeps: the
+    estimate, its interval by the build's ci_method, significance, the clustered SE, MDE and counts,
+    and `reason` where a cell has no estimate or no interval. Reads the published snapshot of
+    WAREHOUSE (default: $HINDSIGHT_DB's), or the open connection CON to the marts."""
+    layer = semantic_layer()
+    chosen = [layer.metric(name) for name in dict.fromkeys(metrics)]
+    if not chosen:
+        raise InputError("--metric", "no metric named", f"name one or more of {', '.join(layer.metrics)}")
+    dimensions = list(dict.fromkeys(layer.dimension(name) for name in by))
+    dimensions += [layer.dimensions[name] for name in KEPT if layer.dimensions[name] not in dimensions]
+    if where:
+        check_where(where)
+    if con is None:
+        with closing(open_marts(warehouse or warehouse_path())) as con:
+            return slice_metrics(metrics, by, where, con)
+    return _estimate(con, layer, chosen, dimensions, where)
+
+
+def _estimate(con, layer: SemanticLayer, chosen, dimensions: list[Dimension], where: str | None) -> pd.DataFrame:
+    rows_sql = slice_rows_sql(layer, dimensions, _where_columns(where) if where else set())
+    keys = [f'"{d.name}"' for d in dimensions]
+    parts = sorted({column for metric in chosen for column in (metric.numerator, metric.denominator, metric.valid) if column})
+    visibilities = sorted({v for metric in chosen for v in metric.visibilities})
+    sql = f"""
+        with slice_rows as ({rows_sql}),
+        kept as (
+            select * from slice_rows
+            where visibility in ({', '.join(f"'{v}'" for v in visibilities)}){f' and ({where})' if where else ''}
+        )
+        select {', '.join(keys)}, cohort, case_id, sum(n_answers) as n_answers,
+            {', '.join(f'sum({column}) as {column}' for column in parts)}
+        from kept
+        group by all"""
+    replicates, seed, method = _build_settings(con)
+    numbering = _case_numbering(con)
+    con.execute("set enable_external_access = false")      # the snapshot's views are bound: no other file
+    try:
+        case_rows = con.sql(sql).df()
+    except duckdb.Error as error:
+        raise InputError("--where", engine_message(error),
+                         "name the dimensions as `hindsight metrics --list` shows them") from None
+    names = [d.name for d in dimensions]
+    frames = [_metric_cells(case_rows, numbering, metric, names, replicates, seed, method)
+              for metric in chosen]
+    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return out[["metric", *names, *COLUMNS]].sort_values(["metric", *names], kind="stable", na_position="last").reset_index(drop=True)
+
+
+def _metric_cells(case_rows: pd.DataFrame, numbering: pd.DataFrame, metric, names: list[str], replicates: int,
+                  seed: int, method: str) -> pd.DataFrame:
+    rows = case_rows[case_rows["answer__visibility"].isin(metric.visibilities)]
+    rows = rows.merge(numbering, on=["cohort", "case_id"], how="inner", validate="many_to_one")
+    if rows.empty:
+        return pd.DataFrame(columns=["metric", *names, *COLUMNS])
+    cohorts = sorted(rows["cohort"].unique())
+    sizes = numbering.groupby("cohort")["n_cases"].first()
+    offsets = dict(zip(cohorts, np.cumsum([0] + [int(sizes[c]) for c in cohorts[:-1]])))
+    total = int(sum(int(sizes[c]) for c in cohorts))
+    cell_id, cells = pd.MultiIndex.from_frame(rows[names].astype(object).where(rows[names].notna(), None)).factorize()
+    position = (rows["cohort"].map(offsets).to_numpy(dtype=np.int64) + rows["case_index"].to_numpy(dtype=np.int64)) * len(cells) + cell_id
+    shape = (total, len(cells))
+    sums = np.bincount(position, weights=rows[metric.numerator].to_numpy(dtype=np.float64), minlength=total * len(cells)).reshape(shape)
+    counts = np.bincount(position, weights=rows[metric.denominator].to_numpy(dtype=np.float64), minlength=total * len(cells)).reshape(shape)
+    valid = np.bincount(cell_id, weights=rows[metric.valid].to_numpy(dtype=np.float64), minlength=len(cells)) if metric.valid else None
+    answers = np.bincount(cell_id, weights=rows["n_answers"].to_numpy(dtype=np.float64), minlength=len(cells))
+    weights = [bootstrap.shared_weights(seed, cohort, int(sizes[cohort]), replicates) for cohort in cohorts]
+    blocks = (np.hstack([w[start:start + REPLICATE_BLOCK] for w in weights]) for start in range(0, replicates, REPLICATE_BLOCK))
+    stats = bootstrap.cell_statistics(sums, counts, blocks, method=method)
+
+    frame = pd.DataFrame(list(cells), columns=names)
+    frame.insert(0, "metric", metric.name)
+    n_questions = stats["n_questions"].astype(np.int64)
+    n_cases = stats["n_cases"].astype(np.int64)
+    no_value = n_questions == 0
+    few_cases = ~no_value & (n_cases < MIN_CASES)
+    estimate = np.where(no_value, np.nan, stats["estimate"])
+    low = np.where(no_value | few_cases, np.nan, stats["ci_low"])
+    high = np.where(no_value | few_cases, np.nan, stats["ci_high"])
+    frame["estimate"] = estimate
+    frame["ci_low"], frame["ci_high"] = low, high
+    frame["ci_method"] = method
+    frame["significant"] = (low > 0) | (high < 0)
+    frame["se_clustered"] = np.where(no_value, np.nan, stats["se_clustered"])
+    frame["mde_80"] = np.where(no_value, np.nan, stats["mde_80"]) if "paired" in metric.visibilities else np.nan
+    frame["n_questions"] = n_questions
+    frame["n_cases"] = n_cases
+    frame["n_valid"] = valid.astype(np.int64) if valid is not None else 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        frame["validity_rate"] = np.where(no_value, np.nan, frame["n_valid"] / np.maximum(n_questions, 1))
+    frame["n_answers"] = answers.astype(np.int64)
+    frame["n_finite_replicates"] = stats["n_finite_replicates"].astype(np.int64)
+    noun = "pair" if "paired" in metric.visibilities else "answer"
+    reasons = np.full(len(frame), None, dtype=object)
+    reasons[(frame["n_valid"].to_numpy() == 0) & ~no_value] = (
+        f"no valid {noun}: every one is invalid or truncated (scored as wrong in the estimate)")
+    reasons[few_cases] = f"1 case: a case-clustered interval needs at least {MIN_CASES}"
+    reasons[no_value] = (f"no question in the cell has a {metric.name} value (not defined for its eval_target, "
+                         "or free responses not judged yet)")
+    frame["reason"] = reasons
+    return frame
+
+
+def write_slice(frame: pd.DataFrame, fmt: str, out: Path | None) -> str:
+    """FRAME as FMT (table, csv, json; parquet needs OUT), written to OUT if given: what to print."""
+    if fmt == "parquet":
+        frame.to_parquet(out, index=False)
+        return f"{len(frame)} cells -> {out}\n"
+    if fmt == "csv":
+        text = frame.to_csv(index=False)
+    elif fmt == "json":
+        text = frame.to_json(orient="records", indent=1) + "\n"
+    else:
+        shown = frame.copy()
+        for column, form in [*((c, "{:+.3f}") for c in ("estimate", "ci_low", "ci_high", "se_clustered", "mde_80")),
+                             ("validity_rate", "{:.2f}")]:
+            shown[column] = shown[column].map(lambda v, form=form: "" if pd.isna(v) else form.format(v))
+        shown = shown.drop(columns=["ci_method", "n_finite_replicates"]).fillna("")
+        text = shown.to_string(index=False) + f"\n({len(frame)} cells; interval: {frame['ci_method'].iloc[0] if len(frame) else ''})\n"
+    if out:
+        Path(out).write_text(text)
+        return f"{len(frame)} cells -> {out}\n"
+    return text

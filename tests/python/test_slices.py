@@ -1,0 +1,177 @@
+"""Any slice of the metrics, on the demo warehouse: `hindsight metrics` and slice_metrics give the
+marts' numbers for the marts' cuts, the parts mart and MetricFlow the same estimates, and a bad
+metric, dimension or --where ends in one line. The same on the real data, against an independent
+computation: tests/python/test_metrics_independent.py."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+from contextlib import closing
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import PROJECT, cli_env, hindsight
+from ingest.publish.semantic import semantic_layer
+from ingest.publish.slices import slice_metrics
+from ingest.serve.snapshots import open_marts
+
+pytestmark = pytest.mark.slow
+
+METRICS = ["acc", "htr", "delta_acc", "delta_htr", "air", "hbr"]
+STATS = ["estimate", "ci_low", "ci_high", "se_clustered", "n_questions", "n_cases", "n_valid"]
+# the marts' cuts: (mart, its slice columns, the same dimensions by their semantic names)
+CUTS = [("agg_metrics", [], []),
+        ("agg_metrics_by_format", ["format", "options_type"], ["question__format", "question__options_type"]),
+        ("agg_metrics_by_eval_target", ["eval_target"], ["question__eval_target"])]
+CELL = ["cohort", "model", "condition", "prompt_variant", "visibility"]
+SEMANTIC_CELL = ["case__cohort", "model", "condition", "answer__prompt_variant", "answer__visibility"]
+
+
+def marts(db):
+    return open_marts(db)
+
+
+def assert_slice_equals_mart(sliced: pd.DataFrame, mart: pd.DataFrame, columns: list[str], semantic: list[str]) -> int:
+    """Every cell of MART in SLICED with the same statistics (1e-12); the interval where the slice has
+    one (a 1-case cell has a stated reason instead). Returns the cells compared."""
+    renamed = sliced.rename(columns=dict(zip(semantic, columns)))
+    # cells whose questions have no value of the metric: the marts leave them out, the slice states why
+    empty = renamed["n_questions"] == 0
+    assert renamed.loc[empty, "reason"].str.startswith("no question").all() and renamed.loc[empty, "estimate"].isna().all()
+    renamed = renamed[~empty]
+    keys = ["metric", *columns]
+    merged = mart.merge(renamed, on=keys, how="outer", suffixes=("_mart", ""), indicator=True)
+    assert (merged["_merge"] == "both").all(), merged.loc[merged["_merge"] != "both", keys + ["_merge"]].head(10)
+    for stat in STATS:
+        expected, got = merged[f"{stat}_mart"].to_numpy(dtype=float), merged[stat].to_numpy(dtype=float)
+        interval = stat in ("ci_low", "ci_high")
+        compare = merged["n_cases"].to_numpy() >= 2 if interval else np.ones(len(merged), dtype=bool)
+        assert np.allclose(got[compare], expected[compare], atol=1e-12, rtol=0, equal_nan=True), stat
+    single = merged[merged["n_cases"] == 1]
+    assert single["ci_low"].isna().all() and single["reason"].str.startswith("1 case").all()
+    return len(merged)
+
+
+@pytest.fixture(scope="module")
+def demo(demo_warehouse):
+    return demo_warehouse[0]
+
+
+@pytest.mark.parametrize("mart, columns, semantic", CUTS)
+def test_the_marts_cuts_give_the_marts_numbers(demo, mart, columns, semantic):
+    with closing(marts(demo)) as con:
+        expected = con.sql(f"select metric, {', '.join(CELL + columns)}, {', '.join(STATS)} from {mart}").df()
+        sliced = slice_metrics(METRICS, SEMANTIC_CELL + semantic, con=con)
+    # the marts' options_type is NULL where a question has none, as the dimension is
+    assert assert_slice_equals_mart(sliced, expected, CELL + columns, SEMANTIC_CELL + semantic) == len(expected) > 50
+
+
+def test_the_parts_mart_rolls_up_to_the_marts_estimates_with_the_declared_expressions(demo):
+    layer = semantic_layer()
+    with closing(marts(demo)) as con:
+        for metric in layer.metrics.values():
+            visibilities = ", ".join(f"'{v}'" for v in metric.visibilities)
+            rolled = con.sql(f"""
+                select cohort, model, condition, prompt_variant, visibility, {metric.bi_expression()} as estimate,
+                    sum({metric.denominator}) as n_questions, sum({metric.valid}) as n_valid
+                from fct_metric_parts where visibility in ({visibilities}) group by all having sum({metric.denominator}) > 0""").df()
+            expected = con.sql(f"""select cohort, model, condition, prompt_variant, visibility, estimate, n_questions, n_valid
+                                   from agg_metrics where metric = '{metric.name}'""").df()
+            merged = expected.merge(rolled, on=CELL, how="outer", suffixes=("_mart", ""), indicator=True)
+            assert (merged["_merge"] == "both").all() and len(merged) > 10, metric.name
+            assert np.allclose(merged["estimate"], merged["estimate_mart"], atol=1e-12, rtol=0), metric.name
+            assert (merged["n_questions"] == merged["n_questions_mart"]).all() and (merged["n_valid"] == merged["n_valid_mart"]).all()
+
+
+def test_metricflow_answers_the_marts_cut_with_the_marts_estimates(demo, tmp_path):
+    """`mf query` on the demo warehouse (its own parse of the project; it reads the warehouse)."""
+    out = tmp_path / "mf.csv"
+    env = {**cli_env(demo), "DBT_PROFILES_DIR": str(PROJECT), "DBT_PROJECT_DIR": str(PROJECT)}
+    mf = os.path.join(os.path.dirname(sys.executable), "mf")
+    done = subprocess.run([mf, "query", "--metrics", ",".join(METRICS), "--group-by", ",".join(SEMANTIC_CELL), "--csv", str(out)],
+                          cwd=PROJECT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and out.exists(), done.stdout[-3000:] + done.stderr[-3000:]
+    answered = pd.read_csv(out, dtype={"condition": str}).rename(columns=dict(zip(SEMANTIC_CELL, CELL)))
+    answered = answered.melt(id_vars=CELL, value_vars=METRICS, var_name="metric", value_name="estimate").dropna()
+    with closing(marts(demo)) as con:
+        expected = con.sql("select metric, cohort, model, condition, prompt_variant, visibility, estimate from agg_metrics").df()
+    merged = expected.merge(answered, on=["metric", *CELL], how="left", suffixes=("_mart", ""))
+    assert merged["estimate"].notna().all() and len(merged) > 50
+    assert np.allclose(merged["estimate"], merged["estimate_mart"], atol=1e-12, rtol=0)
+
+
+def test_dim_metrics_labels_and_definitions_are_the_declarations(demo):
+    layer = semantic_layer()
+    with closing(marts(demo)) as con:
+        rows = con.execute("select metric, label, definition, visibilities from dim_metrics").fetchall()
+    assert {r[0] for r in rows} == set(layer.metrics) == set(METRICS)
+    for metric, label, definition, visibilities in rows:
+        declared = layer.metrics[metric]
+        assert (label, definition, visibilities) == (declared.label, declared.description, "|".join(declared.visibilities)), metric
+
+
+def test_the_cli_slices_in_every_format(demo, tmp_path):
+    args = ["metrics", "--metric", "delta_htr,acc", "--by", "model,condition,relpos_band", "--where", "cohort = 'sepsis'"]
+    as_csv = list(csv.DictReader(io.StringIO(hindsight(demo, *args, "--format", "csv").stdout)))
+    as_json = json.loads(hindsight(demo, *args, "--format", "json").stdout)
+    hindsight(demo, *args, "--format", "parquet", "--out", tmp_path / "s.parquet")
+    as_parquet = pd.read_parquet(tmp_path / "s.parquet")
+    table = hindsight(demo, *args).stdout
+    assert len(as_csv) == len(as_json) == len(as_parquet) > 20 and f"({len(as_csv)} cells; interval: percentile)" in table
+    assert {r["metric"] for r in as_csv} == {"delta_htr", "acc"}
+    assert {r["question__relpos_band"] for r in as_csv} <= {"early", "middle", "late", ""}
+    # acc keeps full and masked apart, and the prompt variants are never pooled
+    assert {r["answer__visibility"] for r in as_csv if r["metric"] == "acc"} == {"full", "masked"}
+    assert {r["answer__prompt_variant"] for r in as_csv} == {"standard", "warning"}
+    # a cell with no value says why, with its counts
+    empty = [r for r in as_json if r["n_questions"] == 0]
+    assert all(r["estimate"] is None and r["reason"].startswith("no question") and r["n_answers"] > 0 for r in empty)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--metric", "delta_hrt", "--by", "model"], "unknown metric 'delta_hrt'. Fix: use one of acc, htr, delta_acc, delta_htr, air, hbr"),
+    (["--metric", "acc", "--by", "modell"], "unknown dimension 'modell'. Fix: use one of "),
+    (["--metric", "acc", "--where", "1 = 1; drop table fct_answers"], "--where:"),
+    (["--metric", "acc", "--where", "case_id in (select * from read_csv('/etc/passwd'))"], "reading files or URLs"),
+    (["--metric", "acc", "--where", "no_such_column = 1"], "--where:"),
+])
+def test_a_bad_metric_dimension_or_where_ends_in_one_line(demo, args, message):
+    done = hindsight(demo, "metrics", *args, expect=2)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and "Traceback" not in done.stderr, done.stderr
+    if "unknown dimension" in message:
+        assert "question__relpos_band" in lines[0] and "case__cohort" in lines[0]
+
+
+def test_reading_while_the_warehouse_is_held_neither_waits_nor_fails(demo, tmp_path):
+    """A writer holding the warehouse (a build) does not stop a slice: it reads the snapshot."""
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); "
+                               "print('open', flush=True); sys.stdin.read()", str(demo)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        done = hindsight(demo, "metrics", "--metric", "air", "--by", "model", "--format", "csv",
+                         env={"HINDSIGHT_LOCK_WAIT": "0"})
+        assert len(done.stdout.splitlines()) > 4
+        with pytest.raises(duckdb.IOException):
+            duckdb.connect(str(demo), read_only=True)            # the warehouse itself is held
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=10)
+
+
+def test_metricflow_validates_the_semantic_layer(tmp_path):
+    """`mf validate-configs`: the semantic models and metrics parse and are consistent (no warehouse read)."""
+    db = tmp_path / "w.duckdb"
+    mf = os.path.join(os.path.dirname(sys.executable), "mf")
+    done = subprocess.run([mf, "validate-configs", "--skip-dw"], cwd=PROJECT, env=cli_env(db), capture_output=True,
+                          text=True, timeout=600)
+    text = done.stdout + done.stderr
+    assert done.returncode == 0 and "ERRORS: 0" in text and "Successfully validated the semantics" in text, text[-3000:]
