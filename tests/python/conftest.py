@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import numpy as np
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -233,6 +235,49 @@ def demo_warehouse(tmp_path_factory):
     done = hindsight(db, "demo", "--report-dir", reports)
     assert_dbt_passed(db)
     return db, done.stdout, reports / "index.html"
+
+
+# any slice of the metrics against the marts' cuts (test_slices.py on the demo, test_metrics_independent.py
+# on the real data)
+METRICS = ["acc", "htr", "delta_acc", "delta_htr", "air", "hbr"]
+STATS = ["estimate", "ci_low", "ci_high", "se_clustered", "n_questions", "n_cases", "n_valid"]
+# the marts' cuts: (mart, its slice columns, the same dimensions by their semantic names)
+CUTS = [("agg_metrics", [], []),
+        ("agg_metrics_by_format", ["format", "options_type"], ["question__format", "question__options_type"]),
+        ("agg_metrics_by_eval_target", ["eval_target"], ["question__eval_target"])]
+CELL = ["cohort", "model", "condition", "prompt_variant", "visibility"]
+SEMANTIC_CELL = ["case__cohort", "model", "condition", "answer__prompt_variant", "answer__visibility"]
+
+
+def assert_slice_equals_mart(sliced: pd.DataFrame, mart: pd.DataFrame, columns: list[str], semantic: list[str]) -> int:
+    """Every cell of MART in SLICED with the same statistics (1e-12); the interval where the slice has
+    one (a 1-case cell has a stated reason instead). Returns the cells compared."""
+    renamed = sliced.rename(columns=dict(zip(semantic, columns)))
+    # cells whose questions have no value of the metric: the marts leave them out, the slice states why
+    empty = renamed["n_questions"] == 0
+    assert renamed.loc[empty, "reason"].str.startswith("no question").all() and renamed.loc[empty, "estimate"].isna().all()
+    renamed = renamed[~empty]
+    keys = ["metric", *columns]
+    merged = mart.merge(renamed, on=keys, how="outer", suffixes=("_mart", ""), indicator=True)
+    assert (merged["_merge"] == "both").all(), merged.loc[merged["_merge"] != "both", keys + ["_merge"]].head(10)
+    for stat in STATS:
+        expected, got = merged[f"{stat}_mart"].to_numpy(dtype=float), merged[stat].to_numpy(dtype=float)
+        interval = stat in ("ci_low", "ci_high")
+        compare = merged["n_cases"].to_numpy() >= 2 if interval else np.ones(len(merged), dtype=bool)
+        assert np.allclose(got[compare], expected[compare], atol=1e-12, rtol=0, equal_nan=True), stat
+    single = merged[merged["n_cases"] == 1]
+    assert single["ci_low"].isna().all() and single["reason"].str.startswith("1 case").all()
+    return len(merged)
+
+
+def metricflow_estimates(db: Path, out: Path) -> pd.DataFrame:
+    """`mf query` of the six metrics by agg_metrics' cell on warehouse DB: (metric, CELL..., estimate)."""
+    mf = os.path.join(os.path.dirname(sys.executable), "mf")
+    done = subprocess.run([mf, "query", "--metrics", ",".join(METRICS), "--group-by", ",".join(SEMANTIC_CELL), "--csv", str(out)],
+                          cwd=PROJECT, env=cli_env(db), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and out.exists(), done.stdout[-3000:] + done.stderr[-3000:]
+    answered = pd.read_csv(out, dtype={"condition": str}).rename(columns=dict(zip(SEMANTIC_CELL, CELL)))
+    return answered.melt(id_vars=CELL, value_vars=METRICS, var_name="metric", value_name="estimate").dropna()
 
 
 # fixtures that mean a test reads ../shared/data, or builds a whole warehouse first

@@ -8,13 +8,32 @@ from __future__ import annotations
 import random
 import re
 from collections import defaultdict
+from contextlib import closing
 from datetime import datetime
 
 import duckdb
 import numpy as np
+import pandas as pd
 import pytest
 
-from conftest import assert_dbt_passed, hindsight, new_warehouse, query, require_shared, write_jsonl
+from conftest import (
+    CELL,
+    CUTS,
+    METRICS,
+    SEMANTIC_CELL,
+    STATS,
+    assert_dbt_passed,
+    assert_slice_equals_mart,
+    hindsight,
+    metricflow_estimates,
+    new_warehouse,
+    query,
+    require_shared,
+    write_jsonl,
+)
+from ingest.publish.semantic import semantic_layer
+from ingest.publish.slices import slice_metrics
+from ingest.serve.snapshots import open_marts
 
 pytestmark = pytest.mark.slow
 
@@ -304,3 +323,69 @@ def test_planted_hindsight_rate_is_recovered(unseen):
     assert structured["hbr"] == pytest.approx(0.4, abs=0.1)
     low, high = cis["delta_htr/paired"]
     assert low > 0                      # a planted effect is detected
+
+
+@pytest.mark.parametrize("mart, columns, semantic", CUTS)
+def test_any_slice_gives_the_marts_numbers_for_their_cuts(unseen, mart, columns, semantic):
+    db, _ = unseen
+    with closing(open_marts(db)) as con:
+        expected = con.sql(f"select metric, {', '.join(CELL + columns)}, {', '.join(STATS)} from {mart}").df()
+        sliced = slice_metrics(METRICS, SEMANTIC_CELL + semantic, con=con)
+        assert assert_slice_equals_mart(sliced, expected, CELL + columns, SEMANTIC_CELL + semantic) == len(expected) > 40
+    if mart == "agg_metrics":       # MetricFlow's answer for the same cut (it reads the warehouse)
+        answered = metricflow_estimates(db, db.parent / "mf.csv")
+        merged = expected.merge(answered, on=["metric", *CELL], how="left", suffixes=("_mart", "_mf"))
+        assert merged["estimate_mf"].notna().all()
+        assert np.allclose(merged["estimate_mf"], merged["estimate_mart"], atol=1e-12, rtol=0)
+    with closing(open_marts(db)) as con:
+        # the parts mart rolled up with the declared expressions: the same estimates
+        for metric in semantic_layer().metrics.values():
+            rolled = dict(((*r[:-1],), r[-1]) for r in con.execute(f"""
+                select {', '.join(CELL + columns)}, {metric.bi_expression()} from fct_metric_parts
+                where visibility in ({', '.join(f"'{v}'" for v in metric.visibilities)})
+                group by all having sum({metric.denominator}) > 0""").fetchall())
+            cells = expected[expected["metric"] == metric.name]
+            assert len(rolled) == len(cells) > 0, metric.name
+            for row in cells.itertuples(index=False):
+                key = tuple(None if pd.isna(v) else v for v in (getattr(row, c) for c in CELL + columns))
+                assert rolled[key] == pytest.approx(row.estimate, abs=1e-12), (metric.name, key)
+
+
+def _band(relpos):
+    return None if relpos is None else "early" if relpos < 1 / 3 else "middle" if relpos < 2 / 3 else "late"
+
+
+@pytest.mark.parametrize("by", [["model", "relpos_band"], ["model", "format", "relpos_band"]])
+def test_a_new_slice_equals_an_independent_computation_with_intervals_from_the_stored_replicates(unseen, by):
+    """Delta-HTR and Acc by RelPos band x model, and a three-dimension slice: estimates and counts from
+    the raw rows in plain Python; the intervals a replicate loop over fct_bootstrap_samples gives."""
+    db, questions = unseen
+    bands = {qid: _band(relpos) for qid, relpos in query(db, "select question_id, relpos from dim_questions")}
+    cells = defaultdict(list)
+    for model, _condition, variant, metric, visibility, q, value in reference_values(db, questions):
+        if metric in ("delta_htr", "acc"):
+            values = {"model": model, "format": q["format"], "relpos_band": bands[q["question_id"]]}
+            cells[(metric, *(values[d] for d in by), variant, visibility)].append((q["case_id"], value))
+    with closing(open_marts(db)) as con:
+        sliced = slice_metrics(["delta_htr", "acc"], by, con=con)
+    names = ["metric", *(semantic_layer().dimension(d).name for d in by), "answer__prompt_variant", "answer__visibility"]
+    got = {tuple(None if pd.isna(v) else v for v in r[:len(names)]): r for r in sliced[sliced["n_questions"] > 0].itertuples(index=False)}
+    assert set(got) == set(cells) and len(cells) > 20
+    for cell, items in cells.items():
+        row = got[cell]
+        assert row.estimate == pytest.approx(sum(v for _, v in items) / len(items), abs=1e-12), cell
+        assert row.n_questions == len(items) and row.n_cases == len({c for c, _ in items}), cell
+    # the intervals: the percentile of a replicate loop over the SQL draws, for three cells
+    draws = defaultdict(dict)
+    for replicate, case_id, multiplicity in query(db, "select replicate, case_id, multiplicity from fct_bootstrap_samples where cohort = 's40'"):
+        draws[replicate][case_id] = multiplicity
+    for cell in sorted((c for c in cells if len({case for case, _ in cells[c]}) >= 5), key=str)[:3]:
+        by_case = defaultdict(list)
+        for case_id, value in cells[cell]:
+            by_case[case_id].append(value)
+        estimates = []
+        for replicate in range(2000):
+            count = sum(m * len(by_case.get(c, [])) for c, m in draws[replicate].items())
+            if count:
+                estimates.append(sum(m * sum(by_case.get(c, [])) for c, m in draws[replicate].items()) / count)
+        assert (got[cell].ci_low, got[cell].ci_high) == pytest.approx(tuple(np.percentile(estimates, [2.5, 97.5])), abs=1e-12), cell

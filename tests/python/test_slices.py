@@ -17,47 +17,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import PROJECT, cli_env, hindsight
+from conftest import CELL, CUTS, METRICS, PROJECT, SEMANTIC_CELL, STATS, assert_slice_equals_mart, cli_env, hindsight, metricflow_estimates
 from ingest.publish.semantic import semantic_layer
 from ingest.publish.slices import slice_metrics
 from ingest.serve.snapshots import open_marts
 
 pytestmark = pytest.mark.slow
-
-METRICS = ["acc", "htr", "delta_acc", "delta_htr", "air", "hbr"]
-STATS = ["estimate", "ci_low", "ci_high", "se_clustered", "n_questions", "n_cases", "n_valid"]
-# the marts' cuts: (mart, its slice columns, the same dimensions by their semantic names)
-CUTS = [("agg_metrics", [], []),
-        ("agg_metrics_by_format", ["format", "options_type"], ["question__format", "question__options_type"]),
-        ("agg_metrics_by_eval_target", ["eval_target"], ["question__eval_target"])]
-CELL = ["cohort", "model", "condition", "prompt_variant", "visibility"]
-SEMANTIC_CELL = ["case__cohort", "model", "condition", "answer__prompt_variant", "answer__visibility"]
-
-
-def marts(db):
-    return open_marts(db)
-
-
-def assert_slice_equals_mart(sliced: pd.DataFrame, mart: pd.DataFrame, columns: list[str], semantic: list[str]) -> int:
-    """Every cell of MART in SLICED with the same statistics (1e-12); the interval where the slice has
-    one (a 1-case cell has a stated reason instead). Returns the cells compared."""
-    renamed = sliced.rename(columns=dict(zip(semantic, columns)))
-    # cells whose questions have no value of the metric: the marts leave them out, the slice states why
-    empty = renamed["n_questions"] == 0
-    assert renamed.loc[empty, "reason"].str.startswith("no question").all() and renamed.loc[empty, "estimate"].isna().all()
-    renamed = renamed[~empty]
-    keys = ["metric", *columns]
-    merged = mart.merge(renamed, on=keys, how="outer", suffixes=("_mart", ""), indicator=True)
-    assert (merged["_merge"] == "both").all(), merged.loc[merged["_merge"] != "both", keys + ["_merge"]].head(10)
-    for stat in STATS:
-        expected, got = merged[f"{stat}_mart"].to_numpy(dtype=float), merged[stat].to_numpy(dtype=float)
-        interval = stat in ("ci_low", "ci_high")
-        compare = merged["n_cases"].to_numpy() >= 2 if interval else np.ones(len(merged), dtype=bool)
-        assert np.allclose(got[compare], expected[compare], atol=1e-12, rtol=0, equal_nan=True), stat
-    single = merged[merged["n_cases"] == 1]
-    assert single["ci_low"].isna().all() and single["reason"].str.startswith("1 case").all()
-    return len(merged)
-
 
 @pytest.fixture(scope="module")
 def demo(demo_warehouse):
@@ -66,7 +31,7 @@ def demo(demo_warehouse):
 
 @pytest.mark.parametrize("mart, columns, semantic", CUTS)
 def test_the_marts_cuts_give_the_marts_numbers(demo, mart, columns, semantic):
-    with closing(marts(demo)) as con:
+    with closing(open_marts(demo)) as con:
         expected = con.sql(f"select metric, {', '.join(CELL + columns)}, {', '.join(STATS)} from {mart}").df()
         sliced = slice_metrics(METRICS, SEMANTIC_CELL + semantic, con=con)
     # the marts' options_type is NULL where a question has none, as the dimension is
@@ -75,7 +40,7 @@ def test_the_marts_cuts_give_the_marts_numbers(demo, mart, columns, semantic):
 
 def test_the_parts_mart_rolls_up_to_the_marts_estimates_with_the_declared_expressions(demo):
     layer = semantic_layer()
-    with closing(marts(demo)) as con:
+    with closing(open_marts(demo)) as con:
         for metric in layer.metrics.values():
             visibilities = ", ".join(f"'{v}'" for v in metric.visibilities)
             rolled = con.sql(f"""
@@ -92,15 +57,8 @@ def test_the_parts_mart_rolls_up_to_the_marts_estimates_with_the_declared_expres
 
 def test_metricflow_answers_the_marts_cut_with_the_marts_estimates(demo, tmp_path):
     """`mf query` on the demo warehouse (its own parse of the project; it reads the warehouse)."""
-    out = tmp_path / "mf.csv"
-    env = {**cli_env(demo), "DBT_PROFILES_DIR": str(PROJECT), "DBT_PROJECT_DIR": str(PROJECT)}
-    mf = os.path.join(os.path.dirname(sys.executable), "mf")
-    done = subprocess.run([mf, "query", "--metrics", ",".join(METRICS), "--group-by", ",".join(SEMANTIC_CELL), "--csv", str(out)],
-                          cwd=PROJECT, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0 and out.exists(), done.stdout[-3000:] + done.stderr[-3000:]
-    answered = pd.read_csv(out, dtype={"condition": str}).rename(columns=dict(zip(SEMANTIC_CELL, CELL)))
-    answered = answered.melt(id_vars=CELL, value_vars=METRICS, var_name="metric", value_name="estimate").dropna()
-    with closing(marts(demo)) as con:
+    answered = metricflow_estimates(demo, tmp_path / "mf.csv")
+    with closing(open_marts(demo)) as con:
         expected = con.sql("select metric, cohort, model, condition, prompt_variant, visibility, estimate from agg_metrics").df()
     merged = expected.merge(answered, on=["metric", *CELL], how="left", suffixes=("_mart", ""))
     assert merged["estimate"].notna().all() and len(merged) > 50
@@ -109,7 +67,7 @@ def test_metricflow_answers_the_marts_cut_with_the_marts_estimates(demo, tmp_pat
 
 def test_dim_metrics_labels_and_definitions_are_the_declarations(demo):
     layer = semantic_layer()
-    with closing(marts(demo)) as con:
+    with closing(open_marts(demo)) as con:
         rows = con.execute("select metric, label, definition, visibilities from dim_metrics").fetchall()
     assert {r[0] for r in rows} == set(layer.metrics) == set(METRICS)
     for metric, label, definition, visibilities in rows:
