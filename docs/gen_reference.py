@@ -1,4 +1,5 @@
-"""Generates the marts reference from the dbt YAML, the dbt vars reference from dbt_project.yml, the
+"""Generates the marts reference from the dbt YAML, the metrics and dimensions reference from the semantic
+layer declared there, the dbt vars reference from dbt_project.yml, the
 environment reference from ingest/config.py, the seeds reference from seeds/ and the raw schema from
 the DDL that creates it (ingest/db.py) and the sources YAML, at every `mkdocs build` (mkdocs-gen-files).
 
@@ -17,6 +18,7 @@ import yaml
 from ingest.config import ENVIRONMENT, raw_tables
 from ingest.publish.marts import public_mart_properties, singular_tests_of
 from ingest.publish.project_vars import project_vars
+from ingest.publish.semantic import dimension_sql, semantic_layer
 
 FOLDERS = {
     "core": "Cases, questions, TTS events and the build",
@@ -156,6 +158,36 @@ def render_raw() -> str:
     return "\n".join(lines)
 
 
+def render_metrics() -> str:
+    layer = semantic_layer()
+    lines = ["# Metrics and dimensions reference", "",
+             "Generated from the semantic layer declared in `models/marts/metrics/_metrics__models.yml` (MetricFlow's "
+             "specification) at every docs build. `hindsight metrics`, `mf query`, the Superset bundle and the BI "
+             "expressions below read these declarations; [Slice the metrics any way](../slicing.md) shows them in use.", "",
+             "## Metrics", "",
+             "Each metric is a ratio of summed parts of `fct_metric_parts` (one row per question x answer cell). The "
+             "expression is exact for any roll-up in a BI tool; an average of `agg_metrics.estimate` over rows is not. "
+             "Acc and HTR have a full and a masked value: group or filter `visibility`; every metric: group or filter "
+             "`prompt_variant`.", "",
+             "| metric | label | visibilities | BI expression over `fct_metric_parts` | validity rate | definition |",
+             "|---|---|---|---|---|---|"]
+    for metric in layer.metrics.values():
+        validity = f"`sum({metric.valid}) / nullif(sum({metric.denominator}), 0)`" if metric.valid else ""
+        lines.append(f"| `{metric.name}` | {_one_line(metric.label)} | {'|'.join(metric.visibilities).replace('|', ', ')} | "
+                     f"`{metric.bi_expression()}` | {validity} | {_one_line(metric.description)} |")
+    lines += ["", "## Dimensions", "",
+              "Name them in `hindsight metrics --by` and `mf query --group-by` as below; `hindsight metrics` also takes "
+              "the part after `__` where it is unique (`relpos_band`). An entity (`model`, `condition`, `case`, "
+              "`question`) is a dimension of its own.", "",
+              "| dimension | from | SQL | description |", "|---|---|---|---|"]
+    for dimension in layer.dimensions.values():
+        lines.append(f"| `{dimension.name}` | `{dimension.relation}` | `{_one_line(dimension_sql(dimension))}` | "
+                     f"{_one_line(dimension.description)} |")
+    return "\n".join(lines) + "\n"
+
+
+with mkdocs_gen_files.open("reference/metrics.md", "w") as handle:
+    handle.write(render_metrics())
 with mkdocs_gen_files.open("reference/seeds.md", "w") as handle:
     handle.write(render_seeds())
 with mkdocs_gen_files.open("reference/raw.md", "w") as handle:

@@ -751,6 +751,20 @@ def bi_requirements() -> None:
     click.echo(requirements(), nl=False)
 
 
+@bi.command("superset")
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="Folder for hindsight_dashboard.zip.")
+def bi_superset(out: Path) -> None:
+    """Write a dashboard bundle Superset 6.1 imports: the serving file (read-only), datasets on fct_metric_parts
+    (the metrics as Superset metrics) and agg_metrics, and three charts (`superset import-dashboards -p ZIP -u ADMIN`)."""
+    from ingest.db import serve_path
+    from ingest.publish.superset import write_bundle
+
+    bundle = write_bundle(serve_path(warehouse_path()), out)
+    click.echo(f"{bundle} (database: {serve_path(warehouse_path())}); import it with "
+               f"`superset import-dashboards -p {bundle} -u <admin>` in Superset's environment "
+               "(`hindsight bi requirements` lists what that environment needs)")
+
+
 @main.command()
 def status() -> None:
     """What is loaded, per cohort and source, and what was quarantined."""

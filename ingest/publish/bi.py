@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from importlib.metadata import version
 
+# what Superset 6.1's own environment needs besides the readers' pins (its requirements leave these out)
+SUPERSET = ["apache-superset==6.1.0", "rich", "cachetools", "flask-caching==2.3.1"]
+
 
 def requirements() -> str:
     """A requirements file pinning DuckDB and duckdb-engine to the versions installed here."""
