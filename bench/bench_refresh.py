@@ -221,9 +221,7 @@ def main() -> None:
     # (its own figures, the cross-model and breakdown ones) and copies the rest
     figures["report_after_append_seconds"] = round(child(db, [*HINDSIGHT, "report", "--out", str(folder / "report")])[0], 1)
     # the metric models from scratch (they are incremental: a plain run would only estimate what changed)
-    # a plain dbt, in a target folder of its own: its parse state hashes the warehouse's path, unlike
-    # the build's (ingest/dbt_process.py, warehouse_free_parse_state), and in the project's target it
-    # would make the next run's full build parse the whole project again
+    # a plain dbt, in a target folder of its own: its run_results are read below, apart from the build's
     plain = folder / "dbt-target"
     wall, _ = child(db, [DBT, "run", "--full-refresh", "--select", *METRIC_MODELS, *EVAL_TARGET_MODELS,
                          "--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT)], {"DBT_TARGET_PATH": str(plain)})

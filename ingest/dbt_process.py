@@ -11,8 +11,8 @@ instead of adding up. The CLI sends the arguments only after it has closed its o
 The parsed manifest serves only a build whose parse-relevant flags (PARSE_FLAGS) are the ones it was
 parsed with; any other build parses again, as plain `dbt build` would.
 
-dbt's partial parse (target/partial_parse.msgpack) is also kept across warehouses: see
-warehouse_free_parse_state; and dropped when an engine's twin of a model changed: see
+dbt's partial parse (target/partial_parse.msgpack) is shared with a plain `dbt build` in the same
+shell: see warehouse_env; and dropped when an engine's twin of a model changed: see
 forget_partial_parse_of_changed_twins.
 """
 from __future__ import annotations
@@ -26,6 +26,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from ingest.config import IS_CHECKOUT
 from ingest.db import PROJECT_DIR, dbt_write_paths, in_use, warehouse_path
 
 # the flags that change what `dbt parse` produces (the rendered vars, the profile and target)
@@ -47,7 +48,7 @@ class DbtProcess:
     """A dbt child started ahead of the build: `build(args)` runs it, `cancel()` stops it unused."""
 
     def __init__(self, db, flags: list[str]):
-        env = dict(os.environ, HINDSIGHT_DB=str(db), DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="false",
+        env = dict(os.environ, DO_NOT_TRACK="1", DBT_SEND_ANONYMOUS_USAGE_STATS="false", **warehouse_env(Path(db)),
                    **dbt_write_paths(Path(db)))
         self._child = subprocess.Popen([sys.executable, "-m", "ingest.dbt_process", json.dumps(flags)],
                                        stdin=subprocess.PIPE, text=True, env=env, cwd=PROJECT_DIR)
@@ -92,34 +93,18 @@ def silenced():
             os.close(copy)
 
 
-# the profile's connection keys that name where the warehouse lives, not what the project parses to
-WAREHOUSE_LOCATION_KEYS = ("path", "config_options")
-
-
-def warehouse_free_parse_state() -> None:
-    """dbt discards its partial parse and parses the whole project again (4.5 s instead of 2 s) when
-    the profile's connection keys changed, and the warehouse file's path is one of them (the spill
-    directory beside it, in config_options, another): each build of another warehouse, a new one or
-    the one before, paid a full parse. Nothing the project renders reads them (a convention test
-    checks that models, macros and tests use no `target.` attribute but the schema), so the parse
-    state this child writes and compares leaves them out; the database name (the file's stem, which
-    every relation is qualified with) stays in. A plain `dbt` hashes every key as before: the two
-    only ever make each other reparse once."""
-    from dbt.adapters.duckdb.credentials import DuckDBCredentials
-    from dbt.parser.manifest import ManifestLoader
-
-    state_check = ManifestLoader.build_manifest_state_check
-    keys = DuckDBCredentials._connection_keys
-
-    def located_nowhere(self):
-        DuckDBCredentials._connection_keys = lambda credentials: tuple(
-            key for key in keys(credentials) if key not in WAREHOUSE_LOCATION_KEYS)
-        try:
-            return state_check(self)
-        finally:
-            DuckDBCredentials._connection_keys = keys
-
-    ManifestLoader.build_manifest_state_check = located_nowhere
+def warehouse_env(db: Path) -> dict[str, str]:
+    """HINDSIGHT_DB for the dbt child, as the user's own shell gives it to a plain `dbt build`: unchanged
+    where it names DB (unset, in a checkout, for the default warehouse). dbt keeps its partial parse
+    only while the rendered profile is the same, the warehouse's path included ("Unable to do partial
+    parsing because profile has changed": 5 to 32 s), so the two then share one parse state and a
+    plain `dbt build` after `hindsight build` parses nothing again, and the other way round."""
+    value = os.environ.get("HINDSIGHT_DB")
+    if value and Path(value).expanduser().resolve() == db.resolve():
+        return {}
+    if not value and IS_CHECKOUT and db.resolve() == (PROJECT_DIR / "warehouse.duckdb").resolve():
+        return {}                           # profiles.yml's default, relative to the project root the child runs in
+    return {"HINDSIGHT_DB": str(db)}
 
 
 def twin_models(models: Path = PROJECT_DIR / "models") -> list[Path]:
@@ -168,7 +153,6 @@ def main() -> int:
     flags = json.loads(sys.argv[1])
     from dbt.cli.main import dbtRunner
 
-    warehouse_free_parse_state()
     forget_partial_parse_of_changed_twins()
 
     # no manifest.json: the build writes it. Silenced (dbt prints some errors whatever the log level): a project or flags that do not parse

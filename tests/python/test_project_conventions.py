@@ -112,20 +112,6 @@ def test_every_model_has_a_key_test(manifest):
     assert not missing, missing
 
 
-def test_nothing_the_project_renders_reads_where_the_warehouse_lives():
-    """The build's dbt child keeps its parse state across warehouse paths (ingest/dbt_process.py
-    warehouse_free_parse_state): sound only while no model, macro, test or YAML renders the profile's
-    location (`target.path`, its config_options) or any target attribute but the schema, the name and
-    the adapter type (one per target; a Spark build keeps its own parse state in target/spark)."""
-    used = set()
-    for folder in ("models", "macros", "tests/dbt", "analyses", "seeds"):
-        for file in (PROJECT / folder).rglob("*"):
-            if file.suffix in (".sql", ".yml", ".yaml", ".py"):
-                used.update(re.findall(r"\btarget\.(\w+)", file.read_text()))
-    used.update(re.findall(r"\btarget\.(\w+)", (PROJECT / "dbt_project.yml").read_text()))
-    assert used <= {"schema", "name", "type"}, used
-
-
 def test_every_incremental_model_points_to_the_one_pattern(manifest):
     """The incremental machinery is explained once (docs/architecture.md); each incremental model's
     header points there and says only what is particular to it."""
