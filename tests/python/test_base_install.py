@@ -87,7 +87,7 @@ def test_the_package_carries_its_dbt_project(base):
 
 def test_every_command_answers_help(base, tmp_path):
     paths = command_paths(base)
-    assert len(paths) > 30 and ["bi", "requirements"] in paths
+    assert len(paths) > 30 and ["bi", "requirements"] in paths and ["metrics"] in paths
     with ThreadPoolExecutor(2) as pool:
         done = list(pool.map(lambda path: (path, run(base, tmp_path, *path, "--help", timeout=120)), paths))
     failed = [f"hindsight {' '.join(path)} --help: {result.stderr.strip()[-500:]}" for path, result in done if result.returncode != 0]
@@ -108,6 +108,10 @@ def test_demo_builds_in_the_working_directory_and_writes_nothing_into_the_packag
 
     query = run(base, tmp_path, "query", "select count(*) as n from agg_metrics where visibility = 'paired'")
     assert query.returncode == 0 and "(1 rows)" in query.stdout, query.stderr
+    sliced = run(base, tmp_path, "metrics", "--metric", "delta_htr", "--by", "model,relpos_band", "--format", "csv")
+    assert sliced.returncode == 0 and sliced.stdout.count("delta_htr") > 10, sliced.stderr
+    bundle = run(base, tmp_path, "bi", "superset", "--out", str(tmp_path / "bi"))
+    assert bundle.returncode == 0 and (tmp_path / "bi" / "hindsight_dashboard.zip").is_file(), bundle.stderr
 
     # a local server nobody runs: the run says so about the connection, with no import error or traceback
     answer = run(base, tmp_path, "answer", "--model", "llamacpp:m", "--base-url", "http://127.0.0.1:9/v1", "--limit", "1")
