@@ -384,7 +384,8 @@ def _names(value: str | None) -> list[str]:
               "(`--list` names them). Cells always keep prompt_variant and visibility apart; without cohort the "
               "cohorts are pooled, each resampled within itself.")
 @click.option("--where", help="One read-only condition over the dimensions, e.g. \"cohort = 'sepsis'\".")
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "parquet", "json"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "parquet", "json"]), default="table", show_default=True,
+              help="A table for reading, or CSV, Parquet or JSON (one record per cell) for tools.")
 @click.option("--out", type=click.Path(path_type=Path), help="Write to this file (needed for parquet; csv and json print otherwise).")
 @click.option("--list", "list_names", is_flag=True, help="List the metrics and dimensions, with their BI expressions.")
 def metrics_command(metric_names: str | None, by: str, where: str | None, fmt: str, out: Path | None, list_names: bool) -> None:
