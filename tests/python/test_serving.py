@@ -152,7 +152,7 @@ def snapshot_files(warehouse: Path) -> dict[str, dict]:
     return files
 
 
-BY_MODEL = {"fct_answers", "fct_answer_pairs", "fct_answer_texts", "fct_judgment_requests"}
+BY_MODEL = {"fct_answers", "fct_answer_pairs", "fct_answer_texts", "fct_judgment_requests", "fct_metric_parts"}
 
 
 @pytest.mark.slow
@@ -180,7 +180,7 @@ def test_a_snapshot_writes_the_marts_its_build_changed_and_links_the_others(demo
     hindsight(db, "answer", "--model", "sim:noise@0.5", "--variant", "warning")
     hindsight(db, "build")
     again = snapshot_files(db)
-    for mart in ("fct_answers", "fct_answer_pairs", "fct_answer_texts"):
+    for mart in ("fct_answers", "fct_answer_pairs", "fct_answer_texts", "fct_metric_parts"):
         assert again[mart]["sim:noise@0.5"] != second[mart]["sim:noise@0.5"], mart
         assert {model: files for model, files in again[mart].items() if model != "sim:noise@0.5"} == first[mart], mart
     assert_snapshot_equals_warehouse(db)
