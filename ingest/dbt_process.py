@@ -100,7 +100,9 @@ def warehouse_env(db: Path) -> dict[str, str]:
     parsing because profile has changed": 5 to 32 s), so the two then share one parse state and a
     plain `dbt build` after `hindsight build` parses nothing again, and the other way round."""
     value = os.environ.get("HINDSIGHT_DB")
-    if value and Path(value).expanduser().resolve() == db.resolve():
+    # the child runs in the project root: a relative path means the same file there only from there
+    same_place = Path(value or ".").expanduser().is_absolute() or Path.cwd().resolve() == PROJECT_DIR.resolve()
+    if value and same_place and Path(value).expanduser().resolve() == db.resolve():
         return {}
     if not value and IS_CHECKOUT and db.resolve() == (PROJECT_DIR / "warehouse.duckdb").resolve():
         return {}                           # profiles.yml's default, relative to the project root the child runs in

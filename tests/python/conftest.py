@@ -270,11 +270,29 @@ def assert_slice_equals_mart(sliced: pd.DataFrame, mart: pd.DataFrame, columns: 
     return len(merged)
 
 
+def metricflow(db: Path, *args: str) -> subprocess.CompletedProcess:
+    """`mf ARGS` on warehouse DB. MetricFlow reads the semantic manifest from the project root's
+    target/ (its path is fixed there): `dbt parse` writes it first, once per process, under a lock
+    (two test workers may ask at once)."""
+    import fcntl
+
+    target = PROJECT / "target"
+    target.mkdir(exist_ok=True)
+    with open(target / ".metricflow.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not getattr(metricflow, "parsed", False):
+            parse = subprocess.run([os.path.join(os.path.dirname(sys.executable), "dbt"), "parse", "--project-dir",
+                                    str(PROJECT), "--profiles-dir", str(PROJECT)], cwd=PROJECT, capture_output=True, text=True,
+                                   env={**cli_env(db), "DBT_TARGET_PATH": str(target), "DBT_LOG_PATH": str(db.parent / "mf-logs")})
+            assert parse.returncode == 0, parse.stdout[-3000:]
+            metricflow.parsed = True
+    mf = os.path.join(os.path.dirname(sys.executable), "mf")
+    return subprocess.run([mf, *args], cwd=PROJECT, env=cli_env(db), capture_output=True, text=True, timeout=600)
+
+
 def metricflow_estimates(db: Path, out: Path) -> pd.DataFrame:
     """`mf query` of the six metrics by agg_metrics' cell on warehouse DB: (metric, CELL..., estimate)."""
-    mf = os.path.join(os.path.dirname(sys.executable), "mf")
-    done = subprocess.run([mf, "query", "--metrics", ",".join(METRICS), "--group-by", ",".join(SEMANTIC_CELL), "--csv", str(out)],
-                          cwd=PROJECT, env=cli_env(db), capture_output=True, text=True, timeout=600)
+    done = metricflow(db, "query", "--metrics", ",".join(METRICS), "--group-by", ",".join(SEMANTIC_CELL), "--csv", str(out))
     assert done.returncode == 0 and out.exists(), done.stdout[-3000:] + done.stderr[-3000:]
     answered = pd.read_csv(out, dtype={"condition": str}).rename(columns=dict(zip(SEMANTIC_CELL, CELL)))
     return answered.melt(id_vars=CELL, value_vars=METRICS, var_name="metric", value_name="estimate").dropna()

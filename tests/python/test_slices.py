@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import subprocess
 import sys
 from contextlib import closing
@@ -17,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import CELL, CUTS, METRICS, PROJECT, SEMANTIC_CELL, STATS, assert_slice_equals_mart, cli_env, hindsight, metricflow_estimates
+from conftest import CELL, CUTS, METRICS, SEMANTIC_CELL, STATS, assert_slice_equals_mart, hindsight, metricflow, metricflow_estimates
 from ingest.publish.semantic import semantic_layer
 from ingest.publish.slices import slice_metrics
 from ingest.serve.snapshots import open_marts
@@ -127,9 +126,6 @@ def test_reading_while_the_warehouse_is_held_neither_waits_nor_fails(demo, tmp_p
 
 def test_metricflow_validates_the_semantic_layer(tmp_path):
     """`mf validate-configs`: the semantic models and metrics parse and are consistent (no warehouse read)."""
-    db = tmp_path / "w.duckdb"
-    mf = os.path.join(os.path.dirname(sys.executable), "mf")
-    done = subprocess.run([mf, "validate-configs", "--skip-dw"], cwd=PROJECT, env=cli_env(db), capture_output=True,
-                          text=True, timeout=600)
+    done = metricflow(tmp_path / "w.duckdb", "validate-configs", "--skip-dw")
     text = done.stdout + done.stderr
     assert done.returncode == 0 and "ERRORS: 0" in text and "Successfully validated the semantics" in text, text[-3000:]
