@@ -272,22 +272,24 @@ def assert_slice_equals_mart(sliced: pd.DataFrame, mart: pd.DataFrame, columns: 
 
 def metricflow(db: Path, *args: str) -> subprocess.CompletedProcess:
     """`mf ARGS` on warehouse DB. MetricFlow reads the semantic manifest from the project root's
-    target/ (its path is fixed there): `dbt parse` writes it first, once per process, under a lock
-    (two test workers may ask at once)."""
+    target/ (its path is fixed there), and the manifest names the warehouse's database: `dbt parse`
+    writes it for DB first, unless it is DB's already. Two test workers share that file, so the parse
+    and the query hold a lock together."""
     import fcntl
 
     target = PROJECT / "target"
     target.mkdir(exist_ok=True)
+    parsed_for = target / ".metricflow-warehouse"
     with open(target / ".metricflow.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not getattr(metricflow, "parsed", False):
+        if not parsed_for.exists() or parsed_for.read_text() != str(db):
             parse = subprocess.run([os.path.join(os.path.dirname(sys.executable), "dbt"), "parse", "--project-dir",
                                     str(PROJECT), "--profiles-dir", str(PROJECT)], cwd=PROJECT, capture_output=True, text=True,
                                    env={**cli_env(db), "DBT_TARGET_PATH": str(target), "DBT_LOG_PATH": str(db.parent / "mf-logs")})
             assert parse.returncode == 0, parse.stdout[-3000:]
-            metricflow.parsed = True
-    mf = os.path.join(os.path.dirname(sys.executable), "mf")
-    return subprocess.run([mf, *args], cwd=PROJECT, env=cli_env(db), capture_output=True, text=True, timeout=600)
+            parsed_for.write_text(str(db))
+        mf = os.path.join(os.path.dirname(sys.executable), "mf")
+        return subprocess.run([mf, *args], cwd=PROJECT, env=cli_env(db), capture_output=True, text=True, timeout=600)
 
 
 def metricflow_estimates(db: Path, out: Path) -> pd.DataFrame:
