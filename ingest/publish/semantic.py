@@ -16,7 +16,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+import sqlglot
 import yaml
+from sqlglot import exp
 
 from ingest.errors import InputError
 from ingest.publish.marts import LOADER, MARTS_DIR
@@ -148,9 +150,6 @@ def semantic_layer() -> SemanticLayer:
 
 def _qualified(alias: str, expr: str) -> str:
     """EXPR (a semantic model's column expression) with its bare column names qualified by ALIAS."""
-    import sqlglot
-    from sqlglot import exp
-
     tree = sqlglot.parse_one(expr, read="duckdb")
     for column in tree.find_all(exp.Column):
         if not column.table:

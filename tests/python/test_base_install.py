@@ -9,6 +9,7 @@ here (and in deptry, test_project_conventions.py), as CI's extras would otherwis
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -71,7 +72,6 @@ def command_paths(base) -> list[list[str]]:
               "print(json.dumps(list(walk(main, []))))")
     done = subprocess.run([str(base[0] / "python"), "-c", script], env=base[1], capture_output=True, text=True, cwd="/")
     assert done.returncode == 0, done.stderr
-    import json
     return json.loads(done.stdout)
 
 
