@@ -7,8 +7,10 @@ On a warehouse of S x the paper's cases (bench_metrics.generate):
 - an appended model's build, alone and then the same build from the same state with readers at work:
   one opening a connection per query, as Superset does, one holding a pooled connection, each a few
   queries a second;
-- three typical BI queries, each the median of REPEAT runs, on the serving file and on the
-  warehouse (read-only), with a connection per query and with one kept open.
+- after three publishes (the full build and two appends, every slot still in live/), typical BI
+  queries through the serving file against the same queries over the current snapshot's Parquet
+  files read directly (the floor a view can reach), each the median of REPEAT runs under DuckDB's
+  3 GB memory limit, with a connection per query and with one kept open.
 
     .venv/bin/python bench/bench_serving.py --scale 1
     .venv/bin/python bench/bench_serving.py --scale 100
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -39,6 +42,8 @@ QUERIES = {
     "metrics_slice": """select cohort, model, condition, format, options_type, estimate, ci_low, ci_high, significant
                         from agg_metrics_by_format where metric = 'delta_htr' and visibility = 'paired'
                         and prompt_variant = 'standard' order by cohort, model, condition, format""",
+    # the issue's first query: accuracy per model and condition over every answer
+    "accuracy_by_model_condition": "select model, condition, avg(acc) as acc from fct_answers group by all order by all",
     # a chart over the answers: accuracy per model and condition
     "answers_by_cell": """select model, condition, visibility, avg(acc) as acc, avg(htr) as htr, count(*) as n
                           from fct_answers where is_latest_in_cell group by all order by all""",
@@ -52,12 +57,34 @@ REPEAT = 7
 READER_PAUSE = 0.2
 
 
-def latency(path: Path, sql: str, per_query: bool) -> float:
-    """Median seconds of REPEAT runs of SQL on PATH, read-only (a connection per query, or one kept)."""
-    times, kept = [], None if per_query else duckdb.connect(str(path), read_only=True)
+MEMORY = {"memory_limit": "3GB"}
+
+
+def serving(serve: Path):
+    return lambda: duckdb.connect(str(serve), read_only=True, config=MEMORY)
+
+
+def snapshot_files(db: Path, sql: str):
+    """Connections that read the current snapshot's Parquet files directly: a view naming its files
+    for each mart SQL reads."""
+    now = snapshots.current(db)
+    views = {mart: view for mart, view in snapshots.serving_views(db, now.manifest["marts"], pinned=now.id).items()
+             if re.search(rf"\b{mart}\b", sql)}
+
+    def connect() -> duckdb.DuckDBPyConnection:
+        con = duckdb.connect(config=MEMORY)
+        for mart, view in views.items():
+            con.execute(f'create view "{mart}" as {view}')
+        return con
+    return connect
+
+
+def latency(connect, sql: str, per_query: bool) -> float:
+    """Median seconds of REPEAT runs of SQL on connections from CONNECT (one per query, or one kept)."""
+    times, kept = [], None if per_query else connect()
     for _ in range(REPEAT):
         started = time.perf_counter()
-        con = duckdb.connect(str(path), read_only=True) if per_query else kept
+        con = connect() if per_query else kept
         con.execute(sql).fetchall()
         if per_query:
             con.close()
@@ -65,6 +92,18 @@ def latency(path: Path, sql: str, per_query: bool) -> float:
     if kept:
         kept.close()
     return statistics.median(times)
+
+
+def query_seconds(db: Path) -> dict[str, dict]:
+    """Each query through the serving file against the current snapshot's files read directly."""
+    figures = {}
+    for name, sql in QUERIES.items():
+        row = {}
+        for mode, per_query in (("connection_per_query", True), ("connection_kept", False)):
+            served, direct = latency(serving(serve_path(db)), sql, per_query), latency(snapshot_files(db, sql), sql, per_query)
+            row[mode] = {"serving": round(served, 4), "snapshot_files": round(direct, 4), "ratio": round(served / direct, 2)}
+        figures[name] = row
+    return figures
 
 
 def hook_seconds(target: Path) -> float:
@@ -93,18 +132,9 @@ def main() -> None:
                        "largest_marts_mb": {m: round(e["bytes"] / 1e6, 1) for m, e in sorted(
                            current.manifest["marts"].items(), key=lambda item: -item[1]["bytes"])[:4]}}
 
-    # BI queries on the serving file against the warehouse (no build running)
-    serve = serve_path(db)
-    figures["query_seconds"] = {}
-    for name, sql in QUERIES.items():
-        row = {}
-        for mode, per_query in (("connection_per_query", True), ("connection_kept", False)):
-            served, live = latency(serve, sql, per_query), latency(db, sql, per_query)
-            row[mode] = {"serving": round(served, 4), "warehouse": round(live, 4), "ratio": round(served / live, 2)}
-        figures["query_seconds"][name] = row
-
     # an appended model's build, without readers and then, from the same warehouse state, with them
     if args.no_append:
+        figures["query_seconds_after_one_publish"] = query_seconds(db)
         return write_results(f"serving_scale{args.scale}.json", figures)
     append_model(db, args.scale)
     before = folder / "before-append.duckdb"
@@ -114,7 +144,7 @@ def main() -> None:
     shutil.copy(before, db)             # the same build again, the same work, while readers query
     stop, logs = folder / "stop", folder / "readers"
     logs.mkdir()
-    readers = [subprocess.Popen([sys.executable, str(READERS), kind, str(serve), str(logs / f"{kind}.jsonl"), str(stop),
+    readers = [subprocess.Popen([sys.executable, str(READERS), kind, str(serve_path(db)), str(logs / f"{kind}.jsonl"), str(stop),
                                  str(READER_PAUSE)], cwd=PROJECT) for kind in ("per-query", "pooled")]
     try:
         time.sleep(1)
@@ -129,6 +159,10 @@ def main() -> None:
         "vs_without": round(wall / figures["append_build"]["seconds"], 3),
         "reader_queries": len(records), "reader_queries_per_second": round(len(records) / wall, 1),
         "failed_queries": sum(1 for r in records if r["error"])}
+    # BI queries after three publishes: the serving views against the snapshot's own files
+    live = snapshots.snapshots_root(db) / snapshots.LIVE / "fct_answers"
+    figures["slots_in_live"] = len(list(live.glob(f"{snapshots.SLOT_COLUMN}=*")))
+    figures["query_seconds"] = query_seconds(db)
     write_results(f"serving_scale{args.scale}.json", figures)
 
 

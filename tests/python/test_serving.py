@@ -67,6 +67,43 @@ def finish(build: subprocess.Popen) -> tuple[int, str, float]:
     return build.returncode, output, time.time()
 
 
+def live_slots(warehouse: Path, mart: str) -> dict[int, list[str]]:
+    """The slots live/ holds of MART: their files' names."""
+    live = snapshots.snapshots_root(warehouse) / snapshots.LIVE / mart
+    return {snapshots.NEWEST_FIRST - int(folder.name.split("=")[1]): sorted(f.name for f in folder.iterdir())
+            for folder in live.glob(f"{snapshots.SLOT_COLUMN}=*")}
+
+
+def files_read(con: duckdb.DuckDBPyConnection, sql: str, profile: Path) -> tuple[int, set[str]]:
+    """How many Parquet files a query opened, and the names DuckDB's profile of it lists (the first
+    few, then "...")."""
+    con.execute("set enable_profiling = 'json'")
+    con.execute(f"set profiling_output = '{profile}'")
+    con.execute(sql).fetchall()
+    con.execute("set enable_profiling = 'no_output'")
+
+    def scans(node: dict):
+        if node.get("name") == "READ_PARQUET":
+            yield node["extra_info"]
+        for child in node.get("children", []):
+            yield from scans(child)
+    found = [info for node in json.loads(profile.read_text())["operator"] for info in scans(node)]
+    return (sum(int(info["Total Files Read"]) for info in found),
+            {name for info in found for name in info["Filename(s)"].split(", ") if name != "..."})
+
+
+def assert_reads_the_current_slot_only(warehouse: Path, mart: str, sql: str, profile: Path) -> None:
+    """SQL through the serving file opens MART's files in the slot the pointer names, and no other
+    slot's, however many slots live/ holds: the query costs what one snapshot does."""
+    slots = live_slots(warehouse, mart)
+    assert len(slots) >= 3
+    slot = snapshots._pointer(snapshots.snapshots_root(warehouse))[1]
+    with duckdb.connect(str(serve_path(warehouse)), read_only=True) as con:
+        count, names = files_read(con, sql, profile)
+    assert count == len(slots[slot]) and names and {Path(name).parent for name in names} == {
+        snapshots.slot_folder(snapshots.snapshots_root(warehouse) / snapshots.LIVE, mart, slot)}, (count, names)
+
+
 @pytest.mark.slow
 def test_readers_never_fail_nor_see_half_a_build_while_builds_run(demo_warehouse, tmp_path):
     db = new_warehouse(tmp_path / "served")
@@ -137,6 +174,10 @@ def test_readers_never_fail_nor_see_half_a_build_while_builds_run(demo_warehouse
     assert by_build["per-query"] >= {0, 1, 2} and by_build["pooled"] >= {0, 1, 2}, by_build
     slow_record = next(r for r in records if r["reader"] == "slow")
     assert slow_record["ended"] - slow_record["started"] >= 25 and expected[published[1].id]["metrics"] == slow_record["result"]
+    # after three publishes (four slots in live/), answers per model and condition through the
+    # serving file open the current slot's fct_answers files only
+    assert_reads_the_current_slot_only(db, "fct_answers", "select model, condition, avg(acc) from fct_answers group by all",
+                                       tmp_path / "profile.json")
 
 
 def snapshot_files(warehouse: Path) -> dict[str, dict]:
@@ -304,10 +345,9 @@ def test_a_partitioned_mart_writes_only_the_partitions_whose_signature_changed(t
     # retired slots take their partition files with them; the newest two slots' stay
     monkeypatch.setattr(snapshots, "GRACE_SECONDS", 0)
     publish(7, {odd: 1, "c": 2}, [[odd, "s1"], ["c", "s1"]], wider)
-    live = snapshots.snapshots_root(warehouse) / snapshots.LIVE
-    slots = {int(f.name.split("-slot")[1].split("-")[0].split(".")[0]) for f in live.glob("fct_y-slot*.parquet")}
+    slots = live_slots(warehouse, "fct_y")
     assert len(slots) == snapshots.KEPT_SLOTS
-    assert len(list(live.glob("fct_y-slot*-p*.parquet"))) == 2 + 2
+    assert sum(len([name for name in names if "-p" in name]) for names in slots.values()) == 2 + 2
 
 
 def test_readers_hammering_through_many_publishes_never_fail_nor_see_a_mix(tmp_path, monkeypatch):
@@ -363,14 +403,17 @@ def test_readers_hammering_through_many_publishes_never_fail_nor_see_a_mix(tmp_p
     assert len(outcomes) > 100 and [o for o in outcomes if o not in whole] == []
     # every slot of those publishes is still in live/ (none has been retired GRACE_SECONDS); once that
     # has passed, a publish leaves each mart's schema file and the two newest slots; old snapshots went
-    live = snapshots.snapshots_root(warehouse) / snapshots.LIVE
-    assert len(list(live.glob("fct_x-slot*.parquet"))) == len(sizes) - 1
+    assert len(live_slots(warehouse, "fct_x")) == len(sizes) - 1
+    # forty slots of up to 140,000 rows in live/: a query opens the current one's file only
+    assert_reads_the_current_slot_only(warehouse, "fct_x", "select sum(n) from fct_x", tmp_path / "profile.json")
     monkeypatch.setattr(snapshots, "GRACE_SECONDS", 0)
     publish(len(sizes) - 1)
-    slots = sorted(int(f.name.split("-slot")[1].split(".")[0]) for f in live.glob("fct_x-slot*.parquet"))
+    slots = sorted(live_slots(warehouse, "fct_x"))
     assert len(slots) == snapshots.KEPT_SLOTS and slots[-1] == snapshots._pointer(snapshots.snapshots_root(warehouse))[1]
-    assert sorted(f.name for f in live.iterdir()) == sorted(
-        f"{mart}-{name}.parquet" for mart in ("dim_build", "fct_x") for name in ["0-schema"] + [f"slot{k}" for k in slots])
+    live = snapshots.snapshots_root(warehouse) / snapshots.LIVE
+    assert sorted(str(f.relative_to(live)) for f in live.rglob("*") if f.is_file()) == sorted(
+        str(snapshots.slot_folder(live, mart, k).relative_to(live) / f"{mart}-slot{k}.parquet")
+        for mart in ("dim_build", "fct_x") for k in slots)
     assert [s.id for s in snapshots.snapshots(warehouse)] == ["build-39", "build-40"]
 
 
