@@ -134,7 +134,8 @@ def reference_seconds(db: Path, replicates: int = 2000) -> dict[str, float]:
 
 # the tables a full build stores that grow with the answers, and the marts a snapshot holds that do
 STORED = ["int_response_provenance", "int_answers_scored", "int_answer_pairs", "int_answer_texts_normalised", "int_metric_case_sums"]
-PUBLISHED = ["fct_answers", "fct_answer_pairs", "fct_answer_texts", "fct_judgment_requests", "fct_bootstrap_samples"]
+PUBLISHED = ["fct_answers", "fct_answer_pairs", "fct_answer_texts", "fct_judgment_requests", "fct_bootstrap_samples",
+             "fct_metric_parts"]
 
 
 def write_floor(db: Path, folder: Path) -> dict[str, float]:

@@ -456,3 +456,33 @@ def test_hindsight_build_reports_a_held_warehouse_as_such_not_as_bad_arguments(h
     done = hindsight(db, "build", expect=None, env={"HINDSIGHT_LOCK_WAIT": "0.5"})
     assert done.returncode != 0 and BUSY in done.stderr and f"PID {holder.pid}" in done.stderr
     assert "check the arguments" not in done.output
+
+
+def test_the_flat_live_folder_of_earlier_releases_goes_when_its_slots_retire(tmp_path, monkeypatch):
+    """A warehouse published before 12-06 has its slots as flat files in live/ (`<mart>-slot<k>.parquet`
+    and `<mart>-0-schema.parquet`); the publishes after an upgrade add folder slots, and the flat files
+    go once their slots retire, as any slot does."""
+    monkeypatch.delenv("HINDSIGHT_SERVE", raising=False)
+    monkeypatch.setattr(snapshots, "GRACE_SECONDS", 0)
+    warehouse = new_warehouse(tmp_path)
+    columns = [["dim_build", "dbt_invocation_id", "VARCHAR"]]
+    live = snapshots.snapshots_root(warehouse) / snapshots.LIVE
+    live.mkdir(parents=True)
+    flat = [live / "dim_build-0-schema.parquet", live / "dim_build-slot1700000000000000.parquet"]
+    with duckdb.connect() as con:
+        for file in flat:
+            con.execute(f"copy (select 'old' as dbt_invocation_id) to '{file}'")
+
+    def publish(number: int) -> None:
+        snapshot_id = f"build-{number}"
+        staging = Path(snapshots.begin(warehouse, snapshot_id))
+        with duckdb.connect() as con:
+            con.execute(f"copy (select '{snapshot_id}' as dbt_invocation_id) to '{staging / snapshots.mart_file('dim_build', snapshot_id)}'")
+        snapshots.commit(warehouse, staging, snapshot_id, columns)
+
+    publish(1)          # the flat slot is one of the two newest still
+    assert all(file.exists() for file in flat)
+    publish(2)
+    assert not any(file.exists() for file in flat) and len(live_slots(warehouse, "dim_build")) == 2
+    with snapshots.open_serving(warehouse) as reader:
+        assert reader.execute("select dbt_invocation_id from dim_build").fetchall() == [("build-2",)]
