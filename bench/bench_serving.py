@@ -132,7 +132,9 @@ def main() -> None:
     figures["full_build"] = {"seconds": round(wall, 1), "peak_rss_mb": round(rss), "publish_seconds": round(publish, 2),
                              "publish_share": round(publish / wall, 3), "write_floor": floor,
                              "vs_write_floor": round(wall / (floor["stored_s"] + floor["published_s"]), 2),
-                             "publish_vs_parquet_floor": round(publish / floor["published_s"], 2)}
+                             "publish_vs_parquet_floor": round(publish / floor["published_s"], 2),
+                             "publish_slowest_marts_s": {mart: entry["publish_seconds"] for mart, entry in sorted(
+                                 current.manifest["marts"].items(), key=lambda item: -item[1].get("publish_seconds", 0))[:6]}}
     figures["disk"] = {"warehouse_mb": round(db.stat().st_size / 1e6, 1), "snapshot_mb": round(current.bytes / 1e6, 1),
                        "serving_file_mb": round(serve_path(db).stat().st_size / 1e6, 2),
                        "largest_marts_mb": {m: round(e["bytes"] / 1e6, 1) for m, e in sorted(
