@@ -169,8 +169,7 @@ def main() -> None:
         "reader_queries": len(records), "reader_queries_per_second": round(len(records) / wall, 1),
         "failed_queries": sum(1 for r in records if r["error"])}
     # BI queries after three publishes: the serving views against the snapshot's own files
-    live = snapshots.snapshots_root(db) / snapshots.LIVE / "fct_answers"
-    figures["slots_in_live"] = len(list(live.glob(f"{snapshots.SLOT_COLUMN}=*")))
+    figures["slots_in_live"] = len(snapshots.live_slots(db, "fct_answers"))
     figures["query_seconds"] = query_seconds(db)
     write_results(f"serving_scale{args.scale}.json", figures)
 

@@ -334,6 +334,17 @@ def slot_folder(live: Path, mart: str, slot: int) -> Path:
     return live / mart / f"{SLOT_COLUMN}={NEWEST_FIRST - slot:016d}"
 
 
+def slot_of(folder: Path) -> int:
+    """The slot a slot folder of live/ holds (slot_folder's name, read back)."""
+    return NEWEST_FIRST - int(folder.name.split("=")[1])
+
+
+def live_slots(warehouse: Path, mart: str) -> dict[int, list[str]]:
+    """The slots live/ holds of MART, each with its files' names."""
+    folders = (snapshots_root(warehouse) / LIVE / mart).glob(f"{SLOT_COLUMN}=*")
+    return {slot_of(folder): sorted(f.name for f in folder.iterdir()) for folder in folders}
+
+
 def _fill_slot(root: Path, final: Path, snapshot_id: str, marts: dict[str, dict]) -> int:
     """Put the snapshot's files in live/ as a new slot, and return it; remove the slots retired longer
     than GRACE_SECONDS ago."""
@@ -360,19 +371,16 @@ def _fill_slot(root: Path, final: Path, snapshot_id: str, marts: dict[str, dict]
 def _retire_slots(live: Path, newest: int) -> None:
     """Remove each slot that stopped being current (the next slot's time) GRACE_SECONDS ago or more,
     but never one of the KEPT_SLOTS newest. (Slots of the flat live/ before 12-06 go the same way.)"""
-    held: dict[Path, int] = {}
-    for path in live.glob(f"*/{SLOT_COLUMN}=*"):
-        held[path] = NEWEST_FIRST - int(path.name.split("=")[1])
-    for path in live.glob("*-slot*.parquet"):
-        if match := re.search(r"-slot(\d+)(-p\w+-\d+)?\.parquet$", path.name):
-            held[path] = int(match.group(1))
+    flat = {path: int(match.group(1)) for path in live.glob("*-slot*.parquet")
+            if (match := re.search(r"-slot(\d+)(-p\w+-\d+)?\.parquet$", path.name))}
+    held = {folder: slot_of(folder) for folder in live.glob(f"*/{SLOT_COLUMN}=*")} | flat
     slots = sorted(set(held.values()) | {newest})
     cutoff = time.time_ns() // 1000 - GRACE_SECONDS * 1_000_000
     retired = {slot for slot, following in zip(slots, slots[1:]) if following <= cutoff} - set(slots[-KEPT_SLOTS:])
     for path, slot in held.items():
         if slot in retired:
             shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
-    if not any(live.glob("*-slot*.parquet")):
+    if all(slot in retired for slot in flat.values()):       # the flat slots all gone: their schema files too
         for path in live.glob(f"*-{SCHEMA_FILE}.parquet"):
             path.unlink(missing_ok=True)
 

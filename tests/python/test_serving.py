@@ -67,13 +67,6 @@ def finish(build: subprocess.Popen) -> tuple[int, str, float]:
     return build.returncode, output, time.time()
 
 
-def live_slots(warehouse: Path, mart: str) -> dict[int, list[str]]:
-    """The slots live/ holds of MART: their files' names."""
-    live = snapshots.snapshots_root(warehouse) / snapshots.LIVE / mart
-    return {snapshots.NEWEST_FIRST - int(folder.name.split("=")[1]): sorted(f.name for f in folder.iterdir())
-            for folder in live.glob(f"{snapshots.SLOT_COLUMN}=*")}
-
-
 def files_read(con: duckdb.DuckDBPyConnection, sql: str, profile: Path) -> tuple[int, set[str]]:
     """How many Parquet files a query opened, and the names DuckDB's profile of it lists (the first
     few, then "...")."""
@@ -95,7 +88,7 @@ def files_read(con: duckdb.DuckDBPyConnection, sql: str, profile: Path) -> tuple
 def assert_reads_the_current_slot_only(warehouse: Path, mart: str, sql: str, profile: Path) -> None:
     """SQL through the serving file opens MART's files in the slot the pointer names, and no other
     slot's, however many slots live/ holds: the query costs what one snapshot does."""
-    slots = live_slots(warehouse, mart)
+    slots = snapshots.live_slots(warehouse, mart)
     assert len(slots) >= 3
     slot = snapshots._pointer(snapshots.snapshots_root(warehouse))[1]
     with duckdb.connect(str(serve_path(warehouse)), read_only=True) as con:
@@ -345,7 +338,7 @@ def test_a_partitioned_mart_writes_only_the_partitions_whose_signature_changed(t
     # retired slots take their partition files with them; the newest two slots' stay
     monkeypatch.setattr(snapshots, "GRACE_SECONDS", 0)
     publish(7, {odd: 1, "c": 2}, [[odd, "s1"], ["c", "s1"]], wider)
-    slots = live_slots(warehouse, "fct_y")
+    slots = snapshots.live_slots(warehouse, "fct_y")
     assert len(slots) == snapshots.KEPT_SLOTS
     assert sum(len([name for name in names if "-p" in name]) for names in slots.values()) == 2 + 2
 
@@ -403,12 +396,12 @@ def test_readers_hammering_through_many_publishes_never_fail_nor_see_a_mix(tmp_p
     assert len(outcomes) > 100 and [o for o in outcomes if o not in whole] == []
     # every slot of those publishes is still in live/ (none has been retired GRACE_SECONDS); once that
     # has passed, a publish leaves each mart's schema file and the two newest slots; old snapshots went
-    assert len(live_slots(warehouse, "fct_x")) == len(sizes) - 1
+    assert len(snapshots.live_slots(warehouse, "fct_x")) == len(sizes) - 1
     # forty slots of up to 140,000 rows in live/: a query opens the current one's file only
     assert_reads_the_current_slot_only(warehouse, "fct_x", "select sum(n) from fct_x", tmp_path / "profile.json")
     monkeypatch.setattr(snapshots, "GRACE_SECONDS", 0)
     publish(len(sizes) - 1)
-    slots = sorted(live_slots(warehouse, "fct_x"))
+    slots = sorted(snapshots.live_slots(warehouse, "fct_x"))
     assert len(slots) == snapshots.KEPT_SLOTS and slots[-1] == snapshots._pointer(snapshots.snapshots_root(warehouse))[1]
     live = snapshots.snapshots_root(warehouse) / snapshots.LIVE
     assert sorted(str(f.relative_to(live)) for f in live.rglob("*") if f.is_file()) == sorted(
@@ -483,6 +476,6 @@ def test_the_flat_live_folder_of_earlier_releases_goes_when_its_slots_retire(tmp
     publish(1)          # the flat slot is one of the two newest still
     assert all(file.exists() for file in flat)
     publish(2)
-    assert not any(file.exists() for file in flat) and len(live_slots(warehouse, "dim_build")) == 2
+    assert not any(file.exists() for file in flat) and len(snapshots.live_slots(warehouse, "dim_build")) == 2
     with snapshots.open_serving(warehouse) as reader:
         assert reader.execute("select dbt_invocation_id from dim_build").fetchall() == [("build-2",)]
