@@ -8,7 +8,9 @@ scales of --standalone-at, the full build also on a standalone master with two o
 (ingest/spark/server.py). Peak memory: DuckDB's process; the JVMs' summed resident memory (driver,
 and executors on the cluster) and the Python workers' (the table functions), sampled every half
 second. Per Spark build, dbt's own timing of each node (run_results.json): the interval step (the
-models that call the estimators' table functions), the slowest nodes, and the nodes' count.
+models that call the estimators' table functions), the publish, the slowest nodes, and the nodes'
+count; and per mart published by partition, how many partitions its store holds and how many the
+build wrote.
 
     .venv/bin/python bench/bench_spark.py --scale 100 --scale 10 --scale 1 --standalone-at 10
 """
@@ -88,7 +90,18 @@ def timed_spark_build(db: Path, env: dict[str, str]) -> dict[str, object]:
     if result.returncode != 0:
         sys.exit(result.stdout[-4000:] + result.stderr[-4000:])
     return {"seconds": round(wall, 1), "jvm_peak_rss_mb": round(peak[0]), "python_peak_rss_mb": round(workers[0]),
-            **node_times(Path(env["DBT_TARGET_PATH"]))}
+            **node_times(Path(env["DBT_TARGET_PATH"])),
+            "partitions_published": partitions_published(Path(env["HINDSIGHT_SPARK_WAREHOUSE"]), time.time() - wall)}
+
+
+def partitions_published(catalog: Path, since: float) -> dict[str, dict[str, int]]:
+    """Per partitioned mart's serving store (macro spark_publish_partitions), its partitions and those
+    a build begun at SINCE (epoch seconds) wrote: the folders made since."""
+    found = {}
+    for store in sorted((catalog / "warehouse" / "serving_parts.db").glob("*")):
+        parts = list(store.glob("publish_part=*"))
+        found[store.name] = {"partitions": len(parts), "written": sum(part.stat().st_mtime >= since for part in parts)}
+    return found
 
 
 def own_rss_mb() -> float:

@@ -181,12 +181,18 @@
     {{- return('') -}}
 {%- endmacro %}
 
-{# Spark: each snapshot is a database of its own (`snapshot_<build time>_<invocation id>`, tables copied
-   from main), and readers query the views of the `serving` database, switched to the new snapshot's
-   tables once every table is written: a view is replaced in one metastore operation, so each mart a
-   reader reads is one build's, whole, and a failed or killed build leaves the views as they were. A
-   mart the run left unchanged keeps its view, over the snapshot database that holds it. The newest
-   HINDSIGHT_SNAPSHOT_KEEP snapshot databases (default 3), and every one a view still reads, stay. #}
+{# Spark: each snapshot is a database of its own (`snapshot_<build time>_<invocation id>`), and readers
+   query the views of the `serving` database, switched to the new snapshot's marts once every one is
+   written: a view is replaced in one metastore operation, so each mart a reader reads is one build's,
+   whole, and a failed or killed build leaves the views as they were. A mart the run left unchanged
+   keeps its view, over the snapshot database that holds it. The newest HINDSIGHT_SNAPSHOT_KEEP
+   snapshot databases (default 3), and every one a view still reads, stay.
+
+   A mart published by partition (meta publish_partition_by) is a view in the snapshot database over
+   the partitions of its store, `serving_parts.<mart>_<digest of its columns>`, each named by the
+   digest of what its rows are computed from (partition_signatures): a partition whose inputs did not
+   change is the one an earlier snapshot wrote, so an append writes its new model's partitions only.
+   Any other mart is a table copied from main. #}
 {% macro spark__publish_snapshot(marts, unchanged) -%}
     {%- set dim_build = marts | selectattr('identifier', 'equalto', 'dim_build') | first -%}
     {%- set snapshot_id = run_query('select dbt_invocation_id from ' ~ dim_build).columns[0].values()[0] -%}
@@ -194,10 +200,18 @@
     {%- set existing = run_query("show databases like 'snapshot_*'").columns[0].values() | sort -%}
     {%- set held = serving_view_databases(marts) -%}
     {%- set copied = [] -%}
+    {%- set partitions = [] -%}     {#- per partitioned mart, what its publish wrote: for the log #}
+    {%- set digests = {} -%}        {#- each parent's rows digested once, for every partitioned mart it feeds #}
     {%- do run_query('drop database if exists ' ~ database ~ ' cascade') -%}
     {%- do run_query('create database ' ~ database) -%}
     {%- for mart in marts if not (mart.identifier in unchanged and held.get(mart.identifier) in existing) -%}
-        {%- do run_query('create table ' ~ database ~ '.' ~ mart.identifier ~ ' using parquet as select * from ' ~ mart) -%}
+        {%- set column = publish_partition_column(mart) -%}
+        {%- if column -%}
+            {%- set counts = spark_publish_partitions(mart, column, database, digests) -%}
+            {%- do partitions.append(mart.identifier ~ ' ' ~ counts[0] ~ ' of ' ~ counts[1]) -%}
+        {%- else -%}
+            {%- do run_query('create table ' ~ database ~ '.' ~ mart.identifier ~ ' using parquet as select * from ' ~ mart) -%}
+        {%- endif -%}
         {%- do copied.append(mart.identifier) -%}
     {%- endfor -%}
     {%- do run_query('create database if not exists serving') -%}
@@ -210,9 +224,80 @@
     {%- for old in existing[:[0, (existing | length) - kept + 1] | max] if old != database and old not in read -%}
         {%- do run_query('drop database ' ~ old ~ ' cascade') -%}
     {%- endfor -%}
+    {%- do drop_unread_partitions() -%}
     {{- log('hindsight: published snapshot ' ~ snapshot_id ~ ' of ' ~ (marts | length) ~ ' marts (' ~ (copied | length)
-          ~ ' written, ' ~ (marts | length - copied | length)
-          ~ ' as in the last snapshot): views serving.<mart> over ' ~ database, info=true) -}}
+          ~ ' written, ' ~ (marts | length - copied | length) ~ ' as in the last snapshot; partitions written: '
+          ~ (partitions | join(', ') or 'none') ~ '): views serving.<mart> over ' ~ database, info=true) -}}
+    {{- return('') -}}
+{%- endmacro %}
+
+{# Publish partitioned mart RELATION (Spark) as view DATABASE.<mart> over its store's partitions,
+   writing those no snapshot wrote yet in one pass. [partitions written, partitions in the mart]. #}
+{% macro spark_publish_partitions(relation, column, database, digests) -%}
+    {%- set columns = adapter.get_columns_in_relation(relation) -%}
+    {%- set names = columns | map(attribute='name') | map('replace', '`', '``') | list -%}
+    {%- set schema = [] -%}
+    {%- for c in columns -%}
+        {%- do schema.append([c.name, c.data_type]) -%}
+    {%- endfor -%}
+    {#- a store per set of columns: a mart whose columns change starts a store of its own #}
+    {%- set store = 'serving_parts.' ~ relation.identifier ~ '_' ~ local_md5(tojson(schema))[:12] -%}
+    {%- do run_query('create database if not exists serving_parts') -%}
+    {%- do run_query('create table if not exists ' ~ store ~ ' using parquet partitioned by (publish_part) as select *, '
+                     ~ 'cast(null as string) as publish_part from ' ~ relation ~ ' where false') -%}
+    {%- set stored = run_query('show partitions ' ~ store).columns[0].values() | map('replace', 'publish_part=', '') | list -%}
+    {%- set parts = {} -%}          {#- part name by value: the digest of the value and its signature #}
+    {%- for value, signature in partition_signatures(relation, column, digests) -%}
+        {%- do parts.update({value: local_md5(tojson([value, signature]))}) -%}
+    {%- endfor -%}
+    {%- set to_write = parts.items() | rejectattr(1, 'in', stored) | list -%}
+    {%- if to_write -%}
+        {#- insert overwrite (dynamic): a partition a killed publish left half-written is replaced #}
+        {%- do run_query('insert overwrite table ' ~ store ~ ' partition (publish_part) select * from (select `'
+                         ~ names | join('`, `') ~ '`, case' ~ spark_part_cases(column, to_write) ~ ' end as publish_part from '
+                         ~ relation ~ ') as rows where publish_part is not null') -%}
+    {%- endif -%}
+    {%- do run_query('create view ' ~ database ~ '.' ~ relation.identifier ~ ' as select `' ~ names | join('`, `') ~ '` from ' ~ store
+                     ~ ((" where publish_part in ('" ~ parts.values() | join("', '") ~ "')") if parts else ' where false')) -%}
+    {{- return([to_write | length, parts | length]) -}}
+{%- endmacro %}
+
+{% macro spark_part_cases(column, parts) -%}
+    {%- for value, part in parts %} when `{{ column }}` <=> {{ 'null' if value is none else "'" ~ escape_single_quotes(value | string) ~ "'" }} then '{{ part }}'{% endfor -%}
+{%- endmacro %}
+
+{# Drop the store partitions (and whole stores) that no snapshot database's view reads #}
+{% macro drop_unread_partitions() -%}
+    {%- if not run_query("show databases like 'serving_parts'").rows -%}
+        {{- return('') -}}
+    {%- endif -%}
+    {%- set read = {} -%}
+    {%- for database in run_query("show databases like 'snapshot_*'").columns[0].values() -%}
+        {%- for view in run_query('show views in ' ~ database).rows if not view['isTemporary'] -%}
+            {%- set text = run_query('show create table ' ~ database ~ '.' ~ view['viewName']).columns[0].values()[0] -%}
+            {%- set store = modules.re.search('serving_parts\\.(\\w+)', text) -%}
+            {%- if store -%}
+                {%- do read.setdefault(store.group(1), []).extend(modules.re.findall("'([0-9a-f]{32})'", text)) -%}
+            {%- endif -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {%- for row in run_query('show tables in serving_parts').rows if not row['isTemporary'] -%}
+        {#- (the session's temporary views are listed in every database) #}
+        {%- set store = row['tableName'] -%}
+        {%- if store not in read -%}
+            {%- do run_query('drop table serving_parts.' ~ store) -%}
+        {%- else -%}
+            {%- set unread = run_query('show partitions serving_parts.' ~ store).columns[0].values()
+                             | map('replace', 'publish_part=', '') | reject('in', read[store]) | list -%}
+            {%- if unread -%}
+                {%- set specs = [] -%}
+                {%- for part in unread -%}
+                    {%- do specs.append("partition (publish_part = '" ~ part ~ "')") -%}
+                {%- endfor -%}
+                {%- do run_query('alter table serving_parts.' ~ store ~ ' drop if exists ' ~ specs | join(', ')) -%}
+            {%- endif -%}
+        {%- endif -%}
+    {%- endfor -%}
     {{- return('') -}}
 {%- endmacro %}
 
@@ -275,8 +360,7 @@
    answer, its provenance, its pair, its question). DIGESTS caches each parent's, for the next mart. #}
 {% macro partition_signatures(relation, column, digests) -%}
     {%- set node = mart_node(relation) -%}
-    {%- set view = run_query("select md5(sql) from duckdb_views() where schema_name = '" ~ relation.schema
-                             ~ "' and view_name = '" ~ relation.identifier ~ "'").columns[0].values() -%}
+    {%- set view = adapter.dispatch('view_digest')(relation) -%}
     {%- set inputs = [] -%}
     {%- for parent_id in (node.depends_on.nodes | sort if view else []) -%}
         {%- set parent = graph.nodes.get(parent_id) or graph.sources.get(parent_id) -%}
@@ -298,7 +382,7 @@
     {%- endfor -%}
     {%- set signatures = [] -%}
     {%- for value in values -%}
-        {%- set parts = [view[0] if view else ''] -%}
+        {%- set parts = [view] -%}
         {%- for by_value in found -%}
             {%- do parts.append(by_value.rows.get(value if by_value.keyed else '', '-')) -%}
         {%- endfor -%}
@@ -312,16 +396,67 @@
 {% macro input_digests(input, column, digests) -%}
     {%- set key = input ~ '|' ~ column -%}
     {%- if key not in digests -%}
-        {#- information_schema, not adapter.get_columns_in_relation: that opens a transaction, which the
-            end of the run rolls back, and with it the removal of the unpublished mark after the publish #}
-        {%- set keyed = run_query("select count(*) from information_schema.columns where table_schema = '" ~ input.schema
-                                  ~ "' and table_name = '" ~ input.identifier ~ "' and column_name = '" ~ column ~ "'").columns[0].values()[0] > 0 -%}
-        {%- set rows = {} -%}
-        {%- for row in run_query("select " ~ (adapter.quote(column) if keyed else "''") ~ ", concat(count(*), ':', coalesce(sum(hash(t)), 0))"
-                                 ~ " from " ~ input ~ " as t group by 1").rows -%}
-            {%- do rows.update({row[0]: row[1]}) -%}
-        {%- endfor -%}
+        {%- set keyed = adapter.dispatch('has_column')(input, column) -%}
+        {%- set rows = adapter.dispatch('row_digests')(input, column if keyed else none) -%}
         {%- do digests.update({key: {'keyed': keyed, 'rows': rows}}) -%}
     {%- endif -%}
     {{- return(digests[key]) -}}
+{%- endmacro %}
+
+{# A digest of view RELATION's definition, or '' when it is a table #}
+{% macro duckdb__view_digest(relation) -%}
+    {%- set found = run_query("select md5(sql) from duckdb_views() where schema_name = '" ~ relation.schema
+                              ~ "' and view_name = '" ~ relation.identifier ~ "'").columns[0].values() -%}
+    {{- return(found[0] if found else '') -}}
+{%- endmacro %}
+
+{% macro spark__view_digest(relation) -%}
+    {%- set text = run_query('show create table ' ~ relation).columns[0].values()[0] -%}
+    {#- without its properties: the time of its last DDL changes with every run that recreates it #}
+    {{- return(local_md5(modules.re.sub("TBLPROPERTIES \\([^)]*\\)", "", text)) if text.startswith('CREATE VIEW') else '') -}}
+{%- endmacro %}
+
+{% macro duckdb__has_column(relation, column) -%}
+    {#- information_schema, not adapter.get_columns_in_relation: that opens a transaction, which the
+        end of the run rolls back, and with it the removal of the unpublished mark after the publish #}
+    {{- return(run_query("select count(*) from information_schema.columns where table_schema = '" ~ relation.schema
+                         ~ "' and table_name = '" ~ relation.identifier ~ "' and column_name = '" ~ column ~ "'").columns[0].values()[0] > 0) -}}
+{%- endmacro %}
+
+{% macro spark__has_column(relation, column) -%}
+    {{- return(column in adapter.get_columns_in_relation(relation) | map(attribute='name') | list) -}}
+{%- endmacro %}
+
+{# Per value of COLUMN in INPUT (under '' when COLUMN is none), a digest of its rows: their count and
+   the sum of their hashes, so that neither order nor a repeated row goes unseen #}
+{% macro duckdb__row_digests(input, column) -%}
+    {{- return(digest_rows(run_query("select " ~ (adapter.quote(column) if column else "''") ~ ", concat(count(*), ':', coalesce(sum(hash(t)), 0))"
+                                     ~ " from " ~ input ~ " as t group by 1"))) -}}
+{%- endmacro %}
+
+{# Spark: hashing every row of a fact (every answer's text at 100x) costs more than the copy it saves.
+   By value, the files its rows are read from stand for them: Spark names each file it writes anew (a
+   UUID per job), an incremental fact rewrites only the partitions it recomputes and the landing zone's
+   files are never rewritten. Rows without a file name (a view that shuffles), and inputs without
+   COLUMN (small tables rebuilt whole, new files each build), are hashed. #}
+{% macro spark__row_digests(input, column) -%}
+    {%- if column -%}
+        {%- set files = run_query("select value, max(file = ''), concat(count(*), ':', md5(array_join(array_sort(collect_set(file)), ',')))"
+                                  ~ " from (select " ~ adapter.quote(column) ~ " as value, input_file_name() as file from " ~ input ~ ") group by value") -%}
+        {%- if not (files.columns[1].values() | select | list) -%}
+            {{- return(digest_rows(files, 2)) -}}
+        {%- endif -%}
+    {%- endif -%}
+    {{- return(digest_rows(run_query("select value, concat(count(*), ':', coalesce(sum(row_hash), 0)) from (select "
+                                     ~ (adapter.quote(column) if column else "''") ~ " as value, cast(xxhash64(*) as decimal(38, 0)) as row_hash from "
+                                     ~ input ~ ") group by value"))) -}}
+{%- endmacro %}
+
+{# {value: digest} from TABLE's rows of [value, ..., digest at position AT] #}
+{% macro digest_rows(table, at=1) -%}
+    {%- set rows = {} -%}
+    {%- for row in table.rows -%}
+        {%- do rows.update({row[0]: row[at]}) -%}
+    {%- endfor -%}
+    {{- return(rows) -}}
 {%- endmacro %}

@@ -45,6 +45,9 @@ PARTITIONED = ["intermediate.int_answers_scored", "intermediate.int_response_pro
                "intermediate.int_metric_case_sums", "intermediate.int_metric_estimates",
                "intermediate.int_metric_estimates_by_eval_target"]
 
+# the public marts published a partition per model (meta publish_partition_by), in the order published
+PUBLISHED_BY_MODEL = ["fct_answer_pairs", "fct_answer_texts", "fct_answers", "fct_judgment_requests", "fct_metric_parts"]
+
 
 def public_marts(db: Path) -> list[str]:
     """The marts of warehouse DB, both protocols'."""
@@ -65,6 +68,12 @@ def read_spark(server, names: list[str], out: Path) -> dict[str, pd.DataFrame]:
                           capture_output=True, text=True, cwd=PROJECT)
     assert done.returncode == 0, done.stderr[:3000]
     return {name: pd.read_parquet(out / f"{name.replace('.', '__')}.parquet") for name in names}
+
+
+def run_spark_sql(server, *statements: str) -> None:
+    done = subprocess.run([sys.executable, str(Path(__file__).with_name("spark_sql.py")), server.url, *statements],
+                          capture_output=True, text=True, cwd=PROJECT)
+    assert done.returncode == 0, done.stderr[-3000:]
 
 
 def read_marts_and_serving(server, marts: list[str], out: Path) -> tuple[dict, dict]:
@@ -136,6 +145,16 @@ def partition_files(server, table: str) -> dict[str, set[tuple[str, int]]]:
     folder = server.folder / "warehouse" / f"{schema}.db" / name
     return {part.name: {(f.name, f.stat().st_mtime_ns) for f in part.glob("*.parquet")}
             for part in sorted(folder.glob("model=*"))}
+
+
+def store_partitions(server, mart: str, store: str | None = None) -> dict[str, set[tuple[str, int]]]:
+    """Per partition folder of partitioned mart MART's serving store (serving_parts.<mart>_<columns>,
+    the only one; or STORE): its data files and their mtimes."""
+    stores = [folder for folder in (server.folder / "warehouse" / "serving_parts.db").glob(f"{mart}_*")
+              if folder.name[len(mart) + 1:].isalnum() and store in (None, folder.name)]
+    assert len(stores) == 1, stores
+    return {part.name: {(f.name, f.stat().st_mtime_ns) for f in part.glob("*.parquet")}
+            for part in sorted(stores[0].glob("publish_part=*"))}
 
 
 def table_files(server, table: str) -> set[tuple[str, int]]:
@@ -241,6 +260,9 @@ def test_spark_builds_both_protocols_equal_to_duckdb_through_a_killed_build_an_a
         assert all(len(parts) == 4 for parts in before.values()), {t: list(p) for t, p in before.items()}
         audit = table_files(server, "main.agg_hb_audit_rows")
         assert audit
+        # the answer-level marts' snapshot: a partition per model, in their stores
+        published = {mart: store_partitions(server, mart) for mart in PUBLISHED_BY_MODEL}
+        assert all(len(parts) == 4 for parts in published.values()), {m: list(p) for m, p in published.items()}
 
         # a fifth model answers the questions: only its partitions are written (the T2S2 questions, loaded
         # after the demo's answers and answered by no other model, touch no other model's partitions)
@@ -256,10 +278,35 @@ def test_spark_builds_both_protocols_equal_to_duckdb_through_a_killed_build_an_a
             after_append = partition_files(server, table)
             assert set(after_append) == set(before[table]) | {"model=sim%3Ahindsight@0.45"}, table
             assert {part: after_append[part] for part in before[table]} == before[table], f"{table}: another model was rewritten"
+        # ... and the publish wrote one partition per answer-level mart, each earlier one as it was
+        for mart in PUBLISHED_BY_MODEL:
+            after_append = store_partitions(server, mart)
+            assert len(set(after_append) - set(published[mart])) == 1, mart
+            assert {part: after_append[part] for part in published[mart]} == published[mart], f"{mart}: another model was rewritten"
+        assert "partitions written: " + ", ".join(f"{mart} 1 of 5" for mart in PUBLISHED_BY_MODEL) in again.stdout + again.stderr
         finished(duckdb_build)
         spark, served = read_marts_and_serving(server, marts, tmp_path / "appended")
         assert differences(db, spark) == {}
         assert differences(db, served) == {}
+        # what no snapshot reads goes at the next publish: a partition of a store, and a store
+        store = next((server.folder / "warehouse" / "serving_parts.db").glob("fct_answers_*")).name
+        read = store_partitions(server, "fct_answers")
+        unread = "0" * 32
+        run_spark_sql(server, f"insert into serving_parts.{store} partition (publish_part = '{unread}') select * from main.fct_answers limit 1",
+                      f"create table serving_parts.fct_answers_{unread[:12]} using parquet partitioned by (publish_part) "
+                      f"as select *, '{unread}' as publish_part from main.fct_answers limit 1")
+        assert f"publish_part={unread}" in store_partitions(server, "fct_answers", store)
+        # `dbt run-operation publish_snapshot` publishes the catalog as it stands: no partition is
+        # written again, and the planted store and partition are gone
+        republished = subprocess.run([sys.executable, "-m", "ingest.spark.dbt_on_spark", "run-operation", "publish_snapshot",
+                                      "--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT), "--target", "spark_connect"],
+                                     cwd=PROJECT, capture_output=True, text=True,
+                                     env=cli_env(sdb, {**env, "HINDSIGHT_SPARK_REMOTE": server.url, "PYSPARK_PYTHON": sys.executable}))
+        assert republished.returncode == 0, republished.stdout[-3000:]
+        assert "partitions written: " + ", ".join(f"{mart} 0 of 5" for mart in PUBLISHED_BY_MODEL) in republished.stdout
+        assert store_partitions(server, "fct_answers") == read
+        served = read_spark(server, [f"serving.{m}" for m in PUBLISHED_BY_MODEL], tmp_path / "republished")
+        assert differences(db, {m: served[f"serving.{m}"] for m in PUBLISHED_BY_MODEL}) == {}
 
         # the other two interval methods, each over one of the two estimators (one implementation serves
         # both), on both engines from the same draws; bca in blocks of 5 cells and 400 replicates on Spark
