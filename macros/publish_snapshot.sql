@@ -245,7 +245,7 @@
     {%- do run_query('create database if not exists serving_parts') -%}
     {%- do run_query('create table if not exists ' ~ store ~ ' using parquet partitioned by (publish_part) as select *, '
                      ~ 'cast(null as string) as publish_part from ' ~ relation ~ ' where false') -%}
-    {%- set stored = run_query('show partitions ' ~ store).columns[0].values() | map('replace', 'publish_part=', '') | list -%}
+    {%- set stored = store_part_names(store) -%}
     {%- set parts = {} -%}          {#- part name by value: the digest of the value and its signature #}
     {%- for value, signature in partition_signatures(relation, column, digests) -%}
         {%- do parts.update({value: local_md5(tojson([value, signature]))}) -%}
@@ -266,14 +266,21 @@
     {%- for value, part in parts %} when `{{ column }}` <=> {{ 'null' if value is none else "'" ~ escape_single_quotes(value | string) ~ "'" }} then '{{ part }}'{% endfor -%}
 {%- endmacro %}
 
-{# Drop the store partitions (and whole stores) that no snapshot database's view reads #}
+{# Drop the store partitions (and whole stores) that no snapshot database's view reads. Only the
+   views named as a store's mart are read back: a metastore call each, not one per mart. #}
 {% macro drop_unread_partitions() -%}
     {%- if not run_query("show databases like 'serving_parts'").rows -%}
         {{- return('') -}}
     {%- endif -%}
+    {#- (the session's temporary views are listed in every database) #}
+    {%- set stores = run_query('show tables in serving_parts').rows | rejectattr('isTemporary') | map(attribute='tableName') | list -%}
+    {%- set marts = [] -%}
+    {%- for store in stores -%}
+        {%- do marts.append(store.rsplit('_', 1)[0]) -%}
+    {%- endfor -%}
     {%- set read = {} -%}
     {%- for database in run_query("show databases like 'snapshot_*'").columns[0].values() -%}
-        {%- for view in run_query('show views in ' ~ database).rows if not view['isTemporary'] -%}
+        {%- for view in run_query('show views in ' ~ database).rows if not view['isTemporary'] and view['viewName'] in marts -%}
             {%- set text = run_query('show create table ' ~ database ~ '.' ~ view['viewName']).columns[0].values()[0] -%}
             {%- set store = modules.re.search('serving_parts\\.(\\w+)', text) -%}
             {%- if store -%}
@@ -281,24 +288,25 @@
             {%- endif -%}
         {%- endfor -%}
     {%- endfor -%}
-    {%- for row in run_query('show tables in serving_parts').rows if not row['isTemporary'] -%}
-        {#- (the session's temporary views are listed in every database) #}
-        {%- set store = row['tableName'] -%}
+    {%- for store in stores -%}
         {%- if store not in read -%}
             {%- do run_query('drop table serving_parts.' ~ store) -%}
         {%- else -%}
-            {%- set unread = run_query('show partitions serving_parts.' ~ store).columns[0].values()
-                             | map('replace', 'publish_part=', '') | reject('in', read[store]) | list -%}
-            {%- if unread -%}
-                {%- set specs = [] -%}
-                {%- for part in unread -%}
-                    {%- do specs.append("partition (publish_part = '" ~ part ~ "')") -%}
-                {%- endfor -%}
+            {%- set specs = [] -%}
+            {%- for part in store_part_names('serving_parts.' ~ store) if part not in read[store] -%}
+                {%- do specs.append("partition (publish_part = '" ~ part ~ "')") -%}
+            {%- endfor -%}
+            {%- if specs -%}
                 {%- do run_query('alter table serving_parts.' ~ store ~ ' drop if exists ' ~ specs | join(', ')) -%}
             {%- endif -%}
         {%- endif -%}
     {%- endfor -%}
     {{- return('') -}}
+{%- endmacro %}
+
+{# The names of STORE's partitions (their publish_part) #}
+{% macro store_part_names(store) -%}
+    {{- return(run_query('show partitions ' ~ store).columns[0].values() | map('replace', 'publish_part=', '') | list) -}}
 {%- endmacro %}
 
 {# Per mart, the snapshot database its serving view reads now (none for a mart without a view) #}
