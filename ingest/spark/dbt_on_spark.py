@@ -46,8 +46,11 @@ def start_session(profiles_dir: str, target: str):
 
     from ingest.spark import functions, recovery
 
+    parameters = session_parameters(profiles_dir, target)
+    recovery.clear_half_created_metastore(
+        recovery.derby_folder(parameters.get("spark.hadoop.javax.jdo.option.ConnectionURL", "")))
     builder = SparkSession.builder.enableHiveSupport()
-    for key, value in session_parameters(profiles_dir, target).items():
+    for key, value in parameters.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     recovery.clear_killed_build(spark)

@@ -8,12 +8,19 @@ is exactly that leftover: it is removed, and the build creates the table anew. T
 has are left alone: an incremental model's partitions are written through Spark's commit protocol,
 and its own logic decides what to recompute.
 
+A build killed while Derby was creating the catalog's metastore (its first seconds) leaves a
+`metastore_db` folder without Derby's `service.properties`: Derby refuses to boot it or create it
+again, and no session or server starts on that catalog. Such a folder registered no table yet; it is
+removed before the JVM starts, unless a live process holds Derby's lock on it.
+
 This works where this process can see the warehouse folder (a local path: in-process, a standalone
 cluster on this machine, or a Connect server beside it); elsewhere nothing is touched and Spark's
 own error names the folder to remove.
 """
 from __future__ import annotations
 
+import fcntl
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -56,3 +63,28 @@ def clear_killed_build(spark) -> list[Path]:
               file=sys.stderr)
         shutil.rmtree(folder, ignore_errors=True)
     return removed
+
+
+def derby_folder(connection_url: str) -> Path | None:
+    """The folder of the embedded Derby database a JDBC URL names (jdbc:derby:;databaseName=X… or jdbc:derby:X…)."""
+    found = re.match(r"jdbc:derby:(?:;databaseName=)?([^;]+)", connection_url or "")
+    return Path(found.group(1)) if found else None
+
+
+def clear_half_created_metastore(folder: Path | None) -> bool:
+    """Remove FOLDER if it is a Derby database whose creation was killed; True if it was removed."""
+    if folder is None or not folder.is_dir() or (folder / "service.properties").exists():
+        return False
+    lock = folder / "dbex.lck"
+    if lock.exists():
+        # Derby holds an exclusive fcntl lock on dbex.lck (FileChannel.tryLock) while a JVM has the database open
+        with open(lock, "r+b") as handle:
+            try:
+                fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                raise RuntimeError(f"{folder} is a metastore another Spark process is creating now: "
+                                   "wait for it to finish, or stop it, then run again") from None
+    print(f"hindsight: {folder} is a metastore whose creation was stopped (no service.properties): removed; "
+          "the catalog is created anew", file=sys.stderr)
+    shutil.rmtree(folder)
+    return True

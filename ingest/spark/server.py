@@ -20,6 +20,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ingest.spark import recovery
+
 # the SQL settings of profiles.yml's Spark outputs, which a server's own sessions need too
 SQL_SETTINGS = {
     "spark.sql.parser.escapedStringLiterals": "true",
@@ -92,6 +94,7 @@ class ConnectServer:
 def connect_server(folder: Path, master: str = "local[2]", memory: str = "4g", timeout: float = 120):
     """A Spark Connect server for the project's tables in FOLDER, stopped on exit."""
     folder.mkdir(parents=True, exist_ok=True)
+    recovery.clear_half_created_metastore(folder / "metastore_db")
     port = free_port()
     env = _env(folder)
     env.pop("SPARK_NO_DAEMONIZE")

@@ -4,15 +4,27 @@ Its own process, as spark_marts.py is: a Spark Connect client marks the whole Py
 connect-only."""
 from __future__ import annotations
 
+import subprocess
 import sys
+from pathlib import Path
 
-from pyspark.sql import SparkSession
+
+def run_spark_sql(server, *statements: str) -> str:
+    """Run STATEMENTS on a Connect SERVER from a process of their own; what the last one returned."""
+    done = subprocess.run([sys.executable, __file__, server.url, *statements], capture_output=True, text=True,
+                          cwd=Path(__file__).parents[2])
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
 
 
 def main(where: str, statements: list[str]) -> None:
+    from pyspark.sql import SparkSession
+
     session = SparkSession.builder.remote(where).getOrCreate()
+    rows = []
     for statement in statements:
-        session.sql(statement).collect()
+        rows = session.sql(statement).collect()
+    print("\n".join("\t".join(map(str, row)) for row in rows))
     session.stop()
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 import pytest
+from spark_sql import run_spark_sql
 from test_real_data import load_real_cohorts
 
 from conftest import PROJECT, cli_env, dbt_target, hindsight, new_warehouse, query, require_shared, require_spark
@@ -68,12 +69,6 @@ def read_spark(server, names: list[str], out: Path) -> dict[str, pd.DataFrame]:
                           capture_output=True, text=True, cwd=PROJECT)
     assert done.returncode == 0, done.stderr[:3000]
     return {name: pd.read_parquet(out / f"{name.replace('.', '__')}.parquet") for name in names}
-
-
-def run_spark_sql(server, *statements: str) -> None:
-    done = subprocess.run([sys.executable, str(Path(__file__).with_name("spark_sql.py")), server.url, *statements],
-                          capture_output=True, text=True, cwd=PROJECT)
-    assert done.returncode == 0, done.stderr[-3000:]
 
 
 def read_marts_and_serving(server, marts: list[str], out: Path) -> tuple[dict, dict]:
