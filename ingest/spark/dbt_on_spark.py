@@ -48,7 +48,7 @@ def start_session(profiles_dir: str, target: str):
 
     parameters = session_parameters(profiles_dir, target)
     recovery.clear_half_created_metastore(
-        recovery.derby_folder(parameters.get("spark.hadoop.javax.jdo.option.ConnectionURL", "")))
+        recovery.derby_folder(parameters.get(recovery.METASTORE_URL, "")))
     builder = SparkSession.builder.enableHiveSupport()
     for key, value in parameters.items():
         builder = builder.config(key, value)

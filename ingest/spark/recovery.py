@@ -65,6 +65,10 @@ def clear_killed_build(spark) -> list[Path]:
     return removed
 
 
+# the setting that names the catalog's metastore database (profiles.yml, server.catalog_settings)
+METASTORE_URL = "spark.hadoop.javax.jdo.option.ConnectionURL"
+
+
 def derby_folder(connection_url: str) -> Path | None:
     """The folder of the embedded Derby database a JDBC URL names (jdbc:derby:;databaseName=X… or jdbc:derby:X…)."""
     found = re.match(r"jdbc:derby:(?:;databaseName=)?([^;]+)", connection_url or "")

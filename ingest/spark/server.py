@@ -60,7 +60,7 @@ def wait_for_port(port: int, timeout: float, log: Path, process: subprocess.Pope
 def catalog_settings(folder: Path, memory: str = "4g") -> dict[str, str]:
     """The static settings of a server owning the project's tables in FOLDER (a Hive catalog in Derby)."""
     return {"spark.sql.catalogImplementation": "hive", "spark.sql.warehouse.dir": str(folder / "warehouse"),
-            "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={folder}/metastore_db;create=true",
+            recovery.METASTORE_URL: f"jdbc:derby:;databaseName={folder}/metastore_db;create=true",
             "spark.driver.extraJavaOptions": f"-Dderby.system.home={folder}", "spark.driver.memory": memory,
             "spark.ui.enabled": "false", **SQL_SETTINGS}
 
@@ -94,12 +94,12 @@ class ConnectServer:
 def connect_server(folder: Path, master: str = "local[2]", memory: str = "4g", timeout: float = 120):
     """A Spark Connect server for the project's tables in FOLDER, stopped on exit."""
     folder.mkdir(parents=True, exist_ok=True)
-    recovery.clear_half_created_metastore(folder / "metastore_db")
     port = free_port()
     env = _env(folder)
     env.pop("SPARK_NO_DAEMONIZE")
     settings = {**catalog_settings(folder, memory), "spark.connect.grpc.binding.address": "127.0.0.1",
                 "spark.connect.grpc.binding.port": str(port)}
+    recovery.clear_half_created_metastore(recovery.derby_folder(settings[recovery.METASTORE_URL]))
     command = [str(spark_home() / "sbin" / "start-connect-server.sh"), "--master", master, "--driver-memory", memory]
     for key, value in settings.items():
         command += ["--conf", f"{key}={value}"]
