@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from contextlib import closing
 from pathlib import Path
 
@@ -388,24 +389,30 @@ def _names(value: str | None) -> list[str]:
               help="A table for reading, or CSV, Parquet or JSON (one record per cell) for tools.")
 @click.option("--out", type=click.Path(path_type=Path), help="Write to this file (needed for parquet; csv and json print otherwise).")
 @click.option("--list", "list_names", is_flag=True, help="List the metrics and dimensions, with their BI expressions.")
-def metrics_command(metric_names: str | None, by: str, where: str | None, fmt: str, out: Path | None, list_names: bool) -> None:
+@click.option("--timeout", type=click.FloatRange(min=0), default=120, show_default=True,
+              help="Stop a slice that runs longer than this many seconds (0: no limit).")
+def metrics_command(metric_names: str | None, by: str, where: str | None, fmt: str, out: Path | None, list_names: bool,
+                    timeout: float) -> None:
     """Any slice of the paper's metrics with its case-clustered interval, from the published snapshot
     (the same estimator and replicates as agg_metrics: the marts' cuts give the marts' numbers)."""
     from ingest.publish.semantic import semantic_layer
-    from ingest.publish.slices import slice_metrics, write_slice
+    from ingest.publish.slices import check_out, slice_metrics, write_slice
 
     if list_names:
         layer = semantic_layer()
         click.echo("metrics (sum of the parts over fct_metric_parts rows):")
         for metric in layer.metrics.values():
             click.echo(f"  {metric.name:<10} {metric.label} [{'|'.join(metric.visibilities)}]: {metric.bi_expression()}")
-        click.echo("dimensions (--by, --where):")
+        click.echo("dimensions (--by, --where; the short name works where it is unique):")
+        shorts = Counter(d.short for d in layer.dimensions.values())
         for dimension in layer.dimensions.values():
-            click.echo(f"  {dimension.name:<32} {dimension.relation}.{dimension.expr}")
+            short = dimension.short if dimension.short != dimension.name and shorts[dimension.short] == 1 else ""
+            click.echo(f"  {dimension.name:<32} {short:<20} {dimension.relation}.{dimension.expr}")
         return
     if fmt == "parquet" and not out:
         raise InputError("--format parquet", "a Parquet file needs a path", "add --out slice.parquet")
-    frame = slice_metrics(_names(metric_names), _names(by), where)
+    check_out(out)
+    frame = slice_metrics(_names(metric_names), _names(by), where, timeout=timeout or None)
     click.echo(write_slice(frame, fmt, out), nl=False)
 
 
@@ -745,25 +752,47 @@ def bi() -> None:
 
 
 @bi.command("requirements")
-def bi_requirements() -> None:
-    """Print the pins a BI tool's own Python environment needs (DuckDB at this project's version, duckdb-engine)."""
+@click.option("--readers-only", is_flag=True, help="Only the serving file's drivers (DuckDB, duckdb-engine), not Superset.")
+def bi_requirements(readers_only: bool) -> None:
+    """Print the requirements of a BI tool's own Python environment: DuckDB at this project's version and
+    duckdb-engine, and Superset 6.1 with everything it needs to import and draw the dashboard bundle."""
     from ingest.publish.bi import requirements
 
-    click.echo(requirements(), nl=False)
+    click.echo(requirements(superset=not readers_only), nl=False)
 
 
 @bi.command("superset")
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="Folder for hindsight_dashboard.zip.")
-def bi_superset(out: Path) -> None:
+@click.option("--serving-uri", help="The serving file as Superset sees it (another host, a container), e.g. "
+              "duckdb:////data/warehouse.marts.duckdb; default: its path here.")
+def bi_superset(out: Path, serving_uri: str | None) -> None:
     """Write a dashboard bundle Superset 6.1 imports: the serving file (read-only), datasets on fct_metric_parts
-    (the metrics as Superset metrics) and agg_metrics, and three charts (`superset import-dashboards -p ZIP -u ADMIN`)."""
+    (the metrics as Superset metrics), agg_metrics, agg_metrics_by_format and dim_build, charts with intervals and
+    native filters (`hindsight bi import` loads it into a running Superset)."""
     from ingest.db import serve_path
-    from ingest.publish.superset import write_bundle
+    from ingest.publish.superset import database, write_bundle
+    from ingest.publish.superset import serving_uri as default_uri
 
-    bundle = write_bundle(serve_path(warehouse_path()), out)
-    click.echo(f"{bundle} (database: {serve_path(warehouse_path())}); import it with "
-               f"`superset import-dashboards -p {bundle} -u <admin>` in Superset's environment "
-               "(`hindsight bi requirements` lists what that environment needs)")
+    uri = serving_uri or default_uri(serve_path(warehouse_path()))
+    database(uri)                                   # a bad --serving-uri fails before anything is written
+    bundle = write_bundle(serve_path(warehouse_path()), out, uri)
+    click.echo(f"{bundle} (database: {uri}); load it into a running Superset with "
+               f"`hindsight bi import {bundle} --superset http://localhost:8088 --user admin` "
+               "(`hindsight bi requirements` lists what Superset's environment needs)")
+
+
+@bi.command("import")
+@click.argument("bundle", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--superset", "url", default="http://localhost:8088", show_default=True, help="The running Superset's address.")
+@click.option("--user", default="admin", show_default=True, help="An admin of that Superset.")
+@click.option("--password", envvar="SUPERSET_PASSWORD", prompt=True, hide_input=True,
+              help="Its password (default: $SUPERSET_PASSWORD, else asked).")
+def bi_import(bundle: Path, url: str, user: str, password: str) -> None:
+    """Import (or update in place) the bundle of `hindsight bi superset` into a running Superset 6.1, through its
+    assets API: the database, datasets, metrics, charts and dashboard are all overwritten, their ids kept."""
+    from ingest.publish.superset import import_bundle
+
+    click.echo(f"imported: {import_bundle(bundle, url, user, password)}")
 
 
 @main.command()

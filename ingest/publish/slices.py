@@ -15,20 +15,22 @@ It reads the published snapshot, pinned when it starts: it never waits for a bui
 """
 from __future__ import annotations
 
-from contextlib import closing
+import json
+import math
+import threading
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import duckdb
 import numpy as np
 import pandas as pd
-import sqlglot
-from sqlglot import exp
 
 from ingest.db import warehouse_path
 from ingest.errors import InputError
 from ingest.publish.marts import public_mart_properties
-from ingest.publish.query import check_read_only, engine_message
+from ingest.publish.query import engine_message
 from ingest.publish.semantic import Dimension, SemanticLayer, dimension_sql, semantic_layer
+from ingest.publish.where import Condition, parse_where
 from ingest.serve.snapshots import open_marts
 from ingest.stats import bootstrap
 
@@ -40,24 +42,24 @@ COLUMNS = ["estimate", "ci_low", "ci_high", "ci_method", "significant", "se_clus
            "n_cases", "n_valid", "validity_rate", "n_answers", "n_finite_replicates", "reason"]
 
 
-def _where_columns(where: str) -> set[str]:
-    """The column names a --where reads (to join only the dimensions' marts it needs)."""
-    return {column.name for column in sqlglot.parse_one(f"select 1 where {where}", read="duckdb").find_all(exp.Column)}
+# a slice that runs longer is stopped (a --where's subquery can run for ever): a BI tool's limit
+DEFAULT_TIMEOUT = 120
+LIST_HINT = "`hindsight metrics --list` shows them"
 
 
-def check_where(where: str) -> None:
-    """A --where is one read-only condition, checked as `hindsight query` checks a query."""
-    try:
-        check_read_only(f"select 1 from slice_rows where {where}")
-    except InputError as error:
-        raise InputError("--where", str(error).split(": ", 1)[-1].split(". Fix:")[0],
-                         "write one condition over the dimensions, e.g. \"cohort = 'sepsis' and format = 'multiple choice'\"") from None
+def where_names(layer: SemanticLayer) -> set[str]:
+    """What a --where may name: the dimensions, by their full and their bare names."""
+    return {name for d in layer.dimensions.values() for name in (d.name, d.short)}
+
+
+def _parts_columns(layer: SemanticLayer) -> set[str]:
+    return {c["name"] for c in next(m for m in public_mart_properties() if m["name"] == layer.parts)["columns"]}
 
 
 def _carried(layer: SemanticLayer) -> set[str]:
     """The dimensions fct_metric_parts carries under their own names (it takes them from dim_questions
     and dim_cases): read there, they need no join of 26 M rows at 100x the paper's cases."""
-    columns = {c["name"] for c in next(m for m in public_mart_properties() if m["name"] == layer.parts)["columns"]}
+    columns = _parts_columns(layer)
     return {d.name for d in layer.dimensions.values() if d.alias != layer.parts_alias and d.short in columns}
 
 
@@ -70,9 +72,14 @@ def slice_rows_sql(layer: SemanticLayer, dimensions: list[Dimension], where_colu
     wanted = {d.alias for d in named if d.name not in carried}
     joins = "".join(f'\n    left join {join.relation} as "{join.alias}" on {join.on}'
                     for name, join in layer.joins.items() if name in wanted)
-    selected = [f'"{alias}".{d.short} as "{d.name}"' if d.name in carried else f'{dimension_sql(d)} as "{d.name}"'
-                for d in layer.dimensions.values() if d.alias == alias or d.name in carried or d.alias in wanted]
-    return f'select "{alias}".*, {", ".join(selected)}\n    from {layer.parts} as "{alias}"{joins}'
+    selected = {d.name: f'"{alias}".{d.short}' if d.name in carried else dimension_sql(d)
+                for d in layer.dimensions.values() if d.alias == alias or d.name in carried or d.alias in wanted}
+    # a dimension named as a parts column (model, condition) replaces it: one column of each name, so
+    # no message names DuckDB's renamed duplicate (condition_1)
+    same = ", ".join(f'"{name}"' for name in selected if name in _parts_columns(layer))
+    return (f'select "{alias}".*{f" exclude ({same})" if same else ""}, '
+            + ", ".join(f'{sql} as "{name}"' for name, sql in selected.items())
+            + f'\n    from {layer.parts} as "{alias}"{joins}')
 
 
 def _case_numbering(con) -> pd.DataFrame:
@@ -91,67 +98,122 @@ def _build_settings(con) -> tuple[int, int, str]:
 
 
 def slice_metrics(metrics: list[str], by: list[str], where: str | None = None, con=None,
-                  warehouse: Path | None = None) -> pd.DataFrame:
+                  warehouse: Path | None = None, timeout: float | None = DEFAULT_TIMEOUT) -> pd.DataFrame:
     """One row per metric and cell of the slice BY (dimension names), over the rows WHERE keeps: the
     estimate, its interval by the build's ci_method, significance, the clustered SE, MDE and counts,
     and `reason` where a cell has no estimate or no interval. Reads the published snapshot of
-    WAREHOUSE (default: $HINDSIGHT_DB's), or the open connection CON to the marts."""
+    WAREHOUSE (default: $HINDSIGHT_DB's), or the open connection CON to the marts (the serving file,
+    as `duckdb.connect("warehouse.marts.duckdb", read_only=True)` opens it), which it leaves as it
+    found it. A slice running longer than TIMEOUT seconds (None: no limit) is stopped."""
     layer = semantic_layer()
     chosen = [layer.metric(name) for name in dict.fromkeys(metrics)]
     if not chosen:
         raise InputError("--metric", "no metric named", f"name one or more of {', '.join(layer.metrics)}")
     dimensions = list(dict.fromkeys(layer.dimension(name) for name in by))
     dimensions += [layer.dimensions[name] for name in KEPT if layer.dimensions[name] not in dimensions]
-    if where:
-        check_where(where)
+    condition = parse_where(where, where_names(layer)) if where and where.strip() else None
     if con is None:
-        with closing(open_marts(warehouse or warehouse_path())) as con:
-            return slice_metrics(metrics, by, where, con)
-    return _estimate(con, layer, chosen, dimensions, where)
+        with closing(open_marts(warehouse or warehouse_path())) as own:
+            # a connection of its own: the engine refuses any file but the snapshot's, too
+            own.execute("set enable_external_access = false")
+            return _estimate(own, layer, chosen, dimensions, condition, timeout)
+    return _estimate(con, layer, chosen, dimensions, condition, timeout)
 
 
-def _estimate(con, layer: SemanticLayer, chosen, dimensions: list[Dimension], where: str | None) -> pd.DataFrame:
-    rows_sql = slice_rows_sql(layer, dimensions, _where_columns(where) if where else set())
+@contextmanager
+def _time_limit(con, seconds: float | None):
+    """Interrupt CON's query after SECONDS; the InputError says which limit ended it."""
+    timer = threading.Timer(seconds, con.interrupt) if seconds else None
+    if timer:
+        timer.daemon = True
+        timer.start()
+    try:
+        yield
+    except duckdb.InterruptException:
+        raise InputError("--where", f"the slice ran longer than its time limit of {seconds:g} s and was stopped",
+                         "narrow the --where (a subquery that reads every row of a mart is the usual cause), "
+                         "or raise the limit with --timeout SECONDS") from None
+    finally:
+        if timer:
+            timer.cancel()
+
+
+def _engine_error(error: duckdb.Error) -> InputError:
+    """A --where DuckDB cannot run, said as the engine says it, with the fix for its kind."""
+    message = engine_message(error)
+    if isinstance(error, duckdb.CatalogException) and "function" in message.lower():
+        fix = "use one of DuckDB's functions (https://duckdb.org/docs/sql/functions/overview) on the dimensions"
+    elif isinstance(error, duckdb.BinderException) and "column" in message.lower():
+        fix = f"name the dimensions as {LIST_HINT}"
+    else:
+        fix = f"correct the condition; the dimensions and their names: {LIST_HINT}"
+    return InputError("--where", message, fix)
+
+
+def _estimate(con, layer: SemanticLayer, chosen, dimensions: list[Dimension], condition: Condition | None,
+              timeout: float | None) -> pd.DataFrame:
+    rows_sql = slice_rows_sql(layer, dimensions, set(condition.columns) if condition else set())
     names = [d.name for d in dimensions]
     keys = ", ".join(f'"{name}"' for name in names)
     parts = sorted({column for metric in chosen for column in (metric.numerator, metric.denominator, metric.valid) if column})
     visibilities = ", ".join(f"'{v}'" for v in sorted({v for metric in chosen for v in metric.visibilities}))
+    kept = f"visibility in ({visibilities}){f' and ({condition.sql})' if condition else ''}"
     replicates, seed, method = _build_settings(con)
-    con.execute("set enable_external_access = false")      # the snapshot's views are bound: no other file
     numbering = _case_numbering(con)
     try:
-        # per cell and case, the parts summed: the one pass over the parts, grouped by two integer keys
-        # (at 100x the paper's cases 26 M rows to 8 M sums: 4.6 s, where grouping by the labels took 10)
-        con.execute(f"""
-            create or replace temp table slice_sums as
-            with slice_rows as ({rows_sql})
-            select hash({keys}) as cell_key, hash(cohort, case_id) as case_key, sum(n_answers) as n_answers,
-                {', '.join(f'sum({c}) as {c}' for c in parts)}
-            from slice_rows
-            where visibility in ({visibilities}){f' and ({where})' if where else ''}
-            group by all""")
-        # the labels of the few cells, numbered in their order
-        cells = con.sql(f"""
-            select row_number() over (order by {keys}) - 1 as cell_id, *
-            from (select distinct hash({keys}) as cell_key, {keys} from ({rows_sql})
-                  where visibility in ({visibilities}){f' and ({where})' if where else ''})""").df()
+        with _time_limit(con, timeout):
+            # per cell and case, the parts summed: the one pass over the parts, grouped by two integer keys
+            # (at 100x the paper's cases 26 M rows to 8 M sums: 4.6 s, where grouping by the labels took 10)
+            con.execute(f"""
+                create or replace temp table slice_sums as
+                with slice_rows as ({rows_sql})
+                select hash({keys}) as cell_key, hash(cohort, case_id) as case_key, sum(n_answers) as n_answers,
+                    {', '.join(f'sum({c}) as {c}' for c in parts)}
+                from slice_rows
+                where {kept}
+                group by all""")
+            # the labels of the few cells, numbered in their order
+            cells = con.sql(f"""
+                select row_number() over (order by {keys}) - 1 as cell_id, *
+                from (select distinct hash({keys}) as cell_key, {keys} from ({rows_sql}) where {kept})""").df()
+        if cells.empty:
+            con.execute("drop table if exists slice_sums")
+            raise _nothing_matches(condition)
+        if cells["cell_key"].duplicated().any() or numbering["case_key"].duplicated().any():
+            raise RuntimeError("two cells or cases share a 64-bit hash: report this slice")     # never seen; checked all the same
+        con.register("slice_cells", cells[["cell_id", "cell_key"]])
+        con.register("slice_numbering", numbering[["case_key", "cohort_id", "case_index"]])
+        rows = con.execute(f"""
+            select c.cell_id, n.cohort_id, n.case_index, s.n_answers, {', '.join(f's.{c}' for c in parts)}
+            from slice_sums as s
+            inner join slice_cells as c on c.cell_key = s.cell_key
+            inner join slice_numbering as n on n.case_key = s.case_key""").fetchnumpy()
     except duckdb.Error as error:
-        raise InputError("--where", engine_message(error),
-                         "name the dimensions as `hindsight metrics --list` shows them") from None
-    if cells["cell_key"].duplicated().any() or numbering["case_key"].duplicated().any():
-        raise RuntimeError("two cells or cases share a 64-bit hash: report this slice")     # never seen; checked all the same
-    con.register("slice_cells", cells[["cell_id", "cell_key"]])
-    con.register("slice_numbering", numbering[["case_key", "cohort_id", "case_index"]])
-    rows = con.execute(f"""
-        select c.cell_id, n.cohort_id, n.case_index, s.n_answers, {', '.join(f's.{c}' for c in parts)}
-        from slice_sums as s
-        inner join slice_cells as c on c.cell_key = s.cell_key
-        inner join slice_numbering as n on n.case_key = s.case_key""").fetchnumpy()
-    con.execute("drop table slice_sums")
+        raise _engine_error(error) from None
+    finally:
+        # the caller's connection as it was: no temporary table or registered frame left behind
+        for name in ("slice_cells", "slice_numbering"):
+            try:
+                con.unregister(name)
+            except duckdb.Error:
+                pass
+        try:
+            con.execute("drop table if exists slice_sums")
+        except duckdb.Error:
+            pass
     cells = cells.drop(columns=["cell_id", "cell_key"])
     frames = [_metric_cells(rows, cells, numbering, metric, replicates, seed, method) for metric in chosen]
     out = pd.concat(frames, ignore_index=True)
     return out[["metric", *names, *COLUMNS]].sort_values(["metric", *names], kind="stable", na_position="last").reset_index(drop=True)
+
+
+def _nothing_matches(condition: Condition | None) -> InputError:
+    if condition:
+        return InputError("--where", f"no rows match --where ({condition.sql})",
+                          "loosen the condition; `hindsight query \"select distinct cohort, model from fct_metric_parts\"` "
+                          "shows the values there are")
+    return InputError("marts", "the published marts hold no scored answer yet",
+                      "ask a model (`hindsight answer`), then `hindsight build`")
 
 
 def _metric_cells(rows: dict, cells: pd.DataFrame, numbering: pd.DataFrame, metric, replicates: int, seed: int,
@@ -194,8 +256,9 @@ def _metric_cells(rows: dict, cells: pd.DataFrame, numbering: pd.DataFrame, metr
     frame["ci_low"], frame["ci_high"] = low, high
     frame["ci_method"] = method
     frame["significant"] = (low > 0) | (high < 0)
-    frame["se_clustered"] = np.where(no_value, np.nan, stats["se_clustered"])
-    frame["mde_80"] = np.where(no_value, np.nan, stats["mde_80"]) if "paired" in metric.visibilities else np.nan
+    # a clustered SE from one cluster is undefined (Miller's formula gives 0), and so is its MDE
+    frame["se_clustered"] = np.where(no_value | few_cases, np.nan, stats["se_clustered"])
+    frame["mde_80"] = np.where(no_value | few_cases, np.nan, stats["mde_80"]) if "paired" in metric.visibilities else np.nan
     frame["n_questions"] = n_questions
     frame["n_cases"] = n_cases
     frame["n_valid"] = valid.astype(np.int64) if valid is not None else 0
@@ -207,22 +270,50 @@ def _metric_cells(rows: dict, cells: pd.DataFrame, numbering: pd.DataFrame, metr
     reasons = np.full(len(frame), None, dtype=object)
     reasons[(frame["n_valid"].to_numpy() == 0) & ~no_value] = (
         f"no valid {noun}: every one is invalid or truncated (scored as wrong in the estimate)")
-    reasons[few_cases] = f"1 case: a case-clustered interval needs at least {MIN_CASES}"
+    reasons[few_cases] = f"1 case: a case-clustered interval (and SE, MDE) needs at least {MIN_CASES}"
     reasons[no_value] = (f"no question in the cell has a {metric.name} value (not defined for its eval_target, "
                          "or free responses not judged yet)")
     frame["reason"] = reasons
     return frame
 
 
+def records(frame: pd.DataFrame) -> list[dict]:
+    """FRAME's rows as JSON-ready dicts: full precision (Python's shortest round-trip repr), None for NaN."""
+    def plain(value):
+        value = value.item() if isinstance(value, np.generic) else value
+        return None if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA else value
+    return [{k: plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+
+
+def check_out(out: Path | None) -> None:
+    """OUT can be written: a file's name in a folder that exists (said before the slice is computed)."""
+    if out is None:
+        return
+    out = Path(out)
+    if out.is_dir():
+        raise InputError("--out", f"{out} is a folder", f"name a file in it, e.g. --out {out / 'slice.csv'}")
+    if not out.parent.is_dir():
+        raise InputError("--out", f"the folder {out.parent} does not exist",
+                         f"create it first (mkdir -p {out.parent}) or write into a folder that exists")
+
+
 def write_slice(frame: pd.DataFrame, fmt: str, out: Path | None) -> str:
     """FRAME as FMT (table, csv, json; parquet needs OUT), written to OUT if given: what to print."""
+    check_out(out)
+    try:
+        return _write(frame, fmt, out)
+    except OSError as error:
+        raise InputError("--out", f"cannot write {out} ({error.strerror or error})", "name a file you can write") from None
+
+
+def _write(frame: pd.DataFrame, fmt: str, out: Path | None) -> str:
     if fmt == "parquet":
         frame.to_parquet(out, index=False)
         return f"{len(frame)} cells -> {out}\n"
     if fmt == "csv":
         text = frame.to_csv(index=False)
     elif fmt == "json":
-        text = frame.to_json(orient="records", indent=1) + "\n"
+        text = json.dumps(records(frame), indent=1) + "\n"
     else:
         shown = frame.copy()
         for column, form in [*((c, "{:+.3f}") for c in ("estimate", "ci_low", "ci_high", "se_clustered", "mde_80")),

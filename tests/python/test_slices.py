@@ -95,9 +95,16 @@ def test_the_cli_slices_in_every_format(demo, tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--metric", "delta_hrt", "--by", "model"], "unknown metric 'delta_hrt'. Fix: use one of acc, htr, delta_acc, delta_htr, air, hbr"),
     (["--metric", "acc", "--by", "modell"], "unknown dimension 'modell'. Fix: use one of "),
-    (["--metric", "acc", "--where", "1 = 1; drop table fct_answers"], "--where:"),
+    (["--metric", "acc", "--where", "1 = 1; drop table fct_answers"], "--where: 2 statements, not one condition"),
     (["--metric", "acc", "--where", "case_id in (select * from read_csv('/etc/passwd'))"], "reading files or URLs"),
-    (["--metric", "acc", "--where", "no_such_column = 1"], "--where:"),
+    (["--metric", "acc", "--where", "no_such_column = 1"], "Referenced column \"no_such_column\" not found"),
+    # the pasted text cannot close the slice's parenthesis and open its own condition
+    (["--metric", "acc", "--where", "cohort = 'sepsis') or (1 = 1"], "--where: not one condition"),
+    (["--metric", "acc", "--where", "nofunc(cohort) = 'x'"], "Fix: use one of DuckDB's functions"),
+    (["--metric", "acc", "--where", "cohort = 'no such cohort'"], "no rows match --where (cohort = 'no such cohort')"),
+    (["--metric", "acc", "--format", "csv", "--out", "/no/such/folder/x.csv"], "--out: the folder /no/such/folder does not exist"),
+    (["--metric", "acc", "--timeout", "1", "--where", "exists (select 1 from range(100000000000) as r(x) where x < 0)"],
+     "ran longer than its time limit of 1 s and was stopped"),
 ])
 def test_a_bad_metric_dimension_or_where_ends_in_one_line(demo, args, message):
     done = hindsight(demo, "metrics", *args, expect=2)
@@ -105,6 +112,63 @@ def test_a_bad_metric_dimension_or_where_ends_in_one_line(demo, args, message):
     assert len(lines) == 1 and message in lines[0] and "Traceback" not in done.stderr, done.stderr
     if "unknown dimension" in message:
         assert "question__relpos_band" in lines[0] and "case__cohort" in lines[0]
+    if "Referenced column" in message:      # the dimensions' own names, never a renamed duplicate
+        assert "_1" not in lines[0] and "Fix: name the dimensions as `hindsight metrics --list` shows them" in lines[0]
+
+
+def test_where_keeps_its_meaning_with_comments_and_keyword_names(demo):
+    """A trailing comment, a dimension named as a keyword (`case`, `format`) and a block comment mean
+    what they say: the same cells as the plain condition."""
+    def cells(where):
+        return json.loads(hindsight(demo, "metrics", "--metric", "delta_htr", "--by", "model", "--where", where,
+                                    "--format", "json").stdout)
+    plain = cells("cohort = 'sepsis'")
+    assert cells("cohort = 'sepsis' -- only sepsis") == plain and cells("/* mine */ cohort = 'sepsis'") == plain
+    with closing(open_marts(demo)) as con:
+        case, = con.execute("select min(cohort || '/' || case_id) from fct_metric_parts").fetchone()
+        fmt, = con.execute("select min(format) from fct_metric_parts").fetchone()
+    by_case = cells(f"case = '{case}'")
+    assert by_case == cells(f"case_id = '{case.split('/', 1)[1]}' and cohort = '{case.split('/')[0]}'")
+    assert all(r["n_cases"] == 1 for r in by_case)
+    assert cells(f"format = '{fmt}'") == cells(f"question__format = '{fmt}'")
+
+
+def test_one_case_cells_have_no_se_or_mde_and_json_keeps_full_precision(demo):
+    rows = json.loads(hindsight(demo, "metrics", "--metric", "delta_htr", "--by", "model,case", "--format", "json").stdout)
+    single = [r for r in rows if r["n_cases"] == 1 and r["n_questions"] > 0]
+    assert single and all(r["se_clustered"] is None and r["mde_80"] is None and r["ci_low"] is None for r in single)
+    assert all("1 case" in r["reason"] for r in single)
+    with closing(open_marts(demo)) as con:
+        exact = slice_metrics(["delta_htr"], ["model", "case"], con=con)
+    assert [r["estimate"] for r in rows] == [None if pd.isna(v) else float(v) for v in exact["estimate"]]
+    assert any(len(repr(r["estimate"])) > 14 for r in rows)         # more than the 10 decimals to_json kept
+
+
+def test_list_shows_the_short_names_by_and_where_take(demo):
+    listed = hindsight(demo, "metrics", "--list").stdout
+    rows = {line.split()[0]: line.split()[1] for line in listed.splitlines()
+            if line.startswith("  ") and "__" in line.split()[0]}
+    assert rows["question__relpos_band"] == "relpos_band" and rows["case__cohort"] == "cohort"
+    assert rows["question__format"] == "format" and rows["answer__prompt_variant"] == "prompt_variant"
+
+
+def test_slice_metrics_on_the_connection_the_docs_open_leaves_it_as_it_was(demo):
+    """The notebook call of docs/slicing.md: a plain read-only connection to the serving file."""
+    serve = demo.parent / "warehouse.marts.duckdb"
+    con = duckdb.connect(str(serve), read_only=True)
+    try:
+        before = con.execute("select current_setting('enable_external_access')").fetchone()
+        frame = slice_metrics(["delta_htr", "acc"], by=["model", "question__relpos_band"], where="cohort = 'sepsis'", con=con)
+        assert len(frame) > 10 and frame["significant"].any()
+        assert con.execute("select current_setting('enable_external_access')").fetchone() == before == (True,)
+        assert con.execute("select count(*) from duckdb_tables() where temporary").fetchone() == (0,)
+        assert con.execute("select count(*) from duckdb_views() where view_name like 'slice_%'").fetchone() == (0,)
+        assert con.execute("select count(*) from fct_answers").fetchone()[0] > 0      # the caller's reads still work
+    finally:
+        con.close()         # (one configuration per file and process: the pinned reader's differs)
+    with closing(open_marts(demo)) as pinned:
+        pd.testing.assert_frame_equal(frame, slice_metrics(["delta_htr", "acc"], ["model", "question__relpos_band"],
+                                                           "cohort = 'sepsis'", con=pinned))
 
 
 def test_reading_while_the_warehouse_is_held_neither_waits_nor_fails(demo, tmp_path):
