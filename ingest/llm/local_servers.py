@@ -41,6 +41,7 @@ OVERFLOW = re.compile(r"maximum context length is (\d+)|exceeds? the available c
 class ServerKind:
     name: str
     default_base_url: str
+    start: str               # how to start it, with {port} and {model}
 
     @property
     def url_variable(self) -> str:
@@ -48,9 +49,11 @@ class ServerKind:
 
 
 KINDS = {kind.name: kind for kind in (
-    ServerKind("vllm", "http://localhost:8000/v1"),
-    ServerKind("ollama", "http://localhost:11434/v1"),
-    ServerKind("llamacpp", "http://localhost:8080/v1"),
+    ServerKind("vllm", "http://localhost:8000/v1", "`vllm serve {model} --port {port}`"),
+    ServerKind("ollama", "http://localhost:11434/v1", "`ollama serve` (with OLLAMA_HOST=127.0.0.1:{port}), then `ollama pull {model}`"),
+    ServerKind("llamacpp", "http://localhost:8080/v1",
+               "llama.cpp's server: `llama-server -m MODEL.gguf --alias {model} --port {port}` "
+               "(or `python -m llama_cpp.server --model MODEL.gguf --model_alias {model} --port {port}`)"),
 )}
 
 
@@ -124,7 +127,22 @@ class LocalServer:
         except Exception:  # noqa: BLE001
             return None
 
+    async def reachable(self) -> None:
+        """InputError when nothing listens at the server's address: every call would fail the same way,
+        so the run stops before the first one, saying where it looked and what to start there."""
+        import httpx
+
+        try:
+            await self.http.get(self.root + "/v1/models")      # any HTTP reply: something is listening
+        except (httpx.ConnectError, httpx.ConnectTimeout) as error:
+            parsed = urlparse(self.root)
+            port = parsed.port or (443 if parsed.scheme == "https" else 80)
+            raise InputError(f"{self.kind.name}:{self.model}", f"nothing answers at {self.root} ({error or 'connection refused'})",
+                             f"start {self.kind.start.format(port=port, model=self.model)} there, or point --base-url "
+                             f"(or {self.kind.url_variable}) at the server") from None
+
     async def discover(self) -> ServerFacts:
+        await self.reachable()
         facts, window = self.facts, None
         if self.kind.name == "llamacpp":
             props = await self._get("/props")

@@ -294,7 +294,11 @@ async def _run(con, provider, model: str, groups: dict[str, list[Job]], concurre
                write, summary: RunSummary) -> None:
     jobs = [same[0] for same in groups.values()]
     if hasattr(provider, "prepare"):
-        await provider.prepare()        # a local server's context window and slots, asked once
+        try:
+            await provider.prepare()    # a local server's context window and slots, asked once
+        except BaseException:           # nothing listens there, say: no call was made
+            await provider.close()
+            raise
     # a local server queues what its slots cannot take, and the queued wait counts toward each timeout
     slots = provider.default_concurrency() if hasattr(provider, "default_concurrency") else None
     gate = asyncio.Semaphore(concurrency or slots or DEFAULT_CONCURRENCY)

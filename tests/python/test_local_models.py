@@ -264,3 +264,20 @@ def test_the_answer_is_the_last_json_object_that_carries_the_answer_field(reply)
     value, status = parse_answer(reply)
     assert ((value or {}).get("answer"), status) == REAL_REPLIES[reply]
     assert RESPONSE_PARSER_VERSION == "answer-json-2"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind, start", [("llamacpp", "llama-server -m MODEL.gguf --alias m --port"), ("vllm", "vllm serve m --port")])
+def test_a_server_that_refuses_the_connection_stops_the_run_before_any_call(db, kind, start):
+    import socket
+
+    with socket.socket() as probe:           # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    before = scalar(db, "select count(*) from raw.llm_calls")
+    done = hindsight(db, "answer", "--model", f"{kind}:m", "--base-url", f"http://127.0.0.1:{port}/v1", "--questions", "1", expect=2)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"nothing answers at http://127.0.0.1:{port}" in lines[0], done.stderr
+    assert f"{start} {port}" in lines[0] and "--base-url" in lines[0] and "Traceback" not in done.stderr
+    assert "APIConnectionError" not in done.stdout + done.stderr
+    assert scalar(db, "select count(*) from raw.llm_calls") == before          # no call was made, none recorded
