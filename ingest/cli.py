@@ -787,12 +787,14 @@ def bi_superset(out: Path, serving_uri: str | None) -> None:
 @click.option("--user", default="admin", show_default=True, help="An admin of that Superset.")
 @click.option("--password", envvar="SUPERSET_PASSWORD", prompt=True, hide_input=True,
               help="Its password (default: $SUPERSET_PASSWORD, else asked).")
-def bi_import(bundle: Path, url: str, user: str, password: str) -> None:
+@click.option("--wait", type=click.FloatRange(min=0), default=0, show_default=True,
+              help="Seconds to wait for a Superset that is still starting.")
+def bi_import(bundle: Path, url: str, user: str, password: str, wait: float) -> None:
     """Import (or update in place) the bundle of `hindsight bi superset` into a running Superset 6.1, through its
     assets API: the database, datasets, metrics, charts and dashboard are all overwritten, their ids kept."""
     from ingest.publish.superset import import_bundle
 
-    click.echo(f"imported: {import_bundle(bundle, url, user, password)}")
+    click.echo(f"imported: {import_bundle(bundle, url, user, password, wait)} (sign in as {user} to open it)")
 
 
 @main.command()

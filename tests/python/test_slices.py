@@ -7,16 +7,31 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
+import shlex
 import subprocess
 import sys
 from contextlib import closing
+from pathlib import Path
 
 import duckdb
 import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import CELL, CUTS, METRICS, SEMANTIC_CELL, STATS, assert_slice_equals_mart, hindsight, metricflow, metricflow_estimates
+from conftest import (
+    CELL,
+    CUTS,
+    METRICS,
+    PROJECT,
+    SEMANTIC_CELL,
+    STATS,
+    assert_slice_equals_mart,
+    cli_env,
+    hindsight,
+    metricflow,
+    metricflow_estimates,
+)
 from ingest.publish.semantic import semantic_layer
 from ingest.publish.slices import slice_metrics
 from ingest.serve.snapshots import open_marts
@@ -193,3 +208,36 @@ def test_metricflow_validates_the_semantic_layer(tmp_path):
     done = metricflow(tmp_path / "w.duckdb", "validate-configs", "--skip-dw")
     text = done.stdout + done.stderr
     assert done.returncode == 0 and "ERRORS: 0" in text and "Successfully validated the semantics" in text, text[-3000:]
+
+
+def documented(page: str, marker: str, language: str) -> list[str]:
+    blocks = re.findall(rf"<!-- {marker}: run by tests/python/test_slices.py -->\s*```{language}\n(.*?)```",
+                        (PROJECT / page).read_text(), re.S)
+    return blocks
+
+
+def test_the_documented_notebook_recipes_run_as_written(demo):
+    """Every notebook block of the README, docs/analyst-access.md and docs/slicing.md, as written, in
+    the folder of a built demo (where warehouse.marts.duckdb is)."""
+    blocks = {page: documented(page, "notebook", "python") for page in ("README.md", "docs/analyst-access.md", "docs/slicing.md")}
+    assert all(blocks.values()), blocks
+    for page, found in blocks.items():
+        for block in found:
+            done = subprocess.run([sys.executable, "-c", block], cwd=demo.parent, capture_output=True, text=True,
+                                  env=cli_env(demo), timeout=300)
+            assert done.returncode == 0, f"{page}:\n{block}\n{done.stderr[-3000:]}"
+    shown = subprocess.run([sys.executable, "-c", blocks["docs/slicing.md"][0]], cwd=demo.parent, capture_output=True,
+                           text=True, env=cli_env(demo)).stdout
+    assert "delta_htr" in shown and "sim:hindsight@0.3" in shown and re.search(r"\('[0-9a-f-]{36}',\)", shown)
+
+
+def test_the_documented_slice_commands_run_as_written(demo, tmp_path):
+    block, = documented("docs/slicing.md", "slice-commands", "sh")
+    commands = [line.split("  #")[0].strip() for line in block.splitlines() if line.startswith("hindsight ")]
+    assert len(commands) == 4
+    for command in commands:
+        program, *args = shlex.split(command)          # the environment's own hindsight, as if activated
+        done = subprocess.run([str(Path(sys.executable).with_name(program)), *args], cwd=tmp_path, env=cli_env(demo),
+                              capture_output=True, text=True)
+        assert done.returncode == 0 and done.stdout.strip(), f"{command}: {done.stderr[-2000:]}"
+    assert len(pd.read_csv(tmp_path / "air.csv")) > 10
