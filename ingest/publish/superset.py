@@ -105,11 +105,35 @@ def _columns(mart: str) -> list[dict]:
     return columns + calculated_columns(mart, {c["column_name"] for c in columns})
 
 
-def _dataset(mart: str, metrics: list[dict], description: str) -> dict:
-    return {"table_name": mart, "schema": "main", "main_dttm_col": None, "description": description, "sql": None,
+def _dataset(mart: str, metrics: list[dict], description: str, sql: str | None = None, columns: list[dict] | None = None) -> dict:
+    return {"table_name": mart, "schema": "main", "main_dttm_col": None, "description": description, "sql": sql,
             "params": None, "template_params": None, "filter_select_enabled": True, "extra": None, "cache_timeout": None,
             "uuid": object_uuid("dataset", mart), "database_uuid": object_uuid("database", DATABASE), "version": "1.0.0",
-            "columns": _columns(mart), "metrics": metrics, "offset": 0, "normalize_columns": False}
+            "columns": columns if columns is not None else _columns(mart), "metrics": metrics, "offset": 0,
+            "normalize_columns": False}
+
+
+# each interval of agg_metrics as five rows (its low and high twice, its estimate once): a box plot of
+# them draws the box from ci_low to ci_high (the quartiles of the five) and the line at the estimate
+INTERVALS = "agg_metrics_intervals"
+INTERVALS_SQL = """select m.cohort, m.model, m.condition, m.prompt_variant, m.metric, m.visibility, b.bound, b.copy,
+    case b.bound when 'estimate' then m.estimate when 'ci_low' then m.ci_low else m.ci_high end as value
+from agg_metrics as m
+cross join (values ('ci_low', 1), ('ci_low', 2), ('estimate', 1), ('ci_high', 1), ('ci_high', 2)) as b(bound, copy)
+where m.ci_low is not null"""
+
+
+def interval_dataset() -> dict:
+    kept = {"cohort", "model", "condition", "prompt_variant", "metric", "visibility"}
+    columns = [c for c in _columns("agg_metrics") if c["column_name"] in kept or c["column_name"] == "condition_label"]
+    columns += [{"column_name": name, "type": kind, "is_dttm": False, "groupby": True, "filterable": True, "description": text,
+                 "expression": None, "verbose_name": header, "is_active": True}
+                for name, kind, header, text in [
+                    ("bound", "VARCHAR", "Bound", "ci_low, estimate or ci_high."),
+                    ("copy", "INTEGER", "Copy", "The bounds twice, the estimate once (the box's quartiles are the bounds)."),
+                    ("value", "DOUBLE", "Value", "The bound's value.")]]
+    return _dataset(INTERVALS, [], "agg_metrics' intervals as rows a box plot draws (box: the 95% interval; line: the "
+                                   "estimate); cells without an interval (one case) are left out.", INTERVALS_SQL, columns)
 
 
 def _metric(name: str, header: str, expression: str, description: str, d3format: str, warning: str | None = None) -> dict:
@@ -205,6 +229,26 @@ def _pivot(name: str, title: str, dataset: str, description: str, filters: list[
     return chart
 
 
+def _interval_plot(name: str, title: str, description: str, filters: list[tuple[str, list[str]]], cell: list[str]) -> dict:
+    """A box plot of INTERVALS: a box per cell (CELL: every key of an agg_metrics cell left unfiltered),
+    from ci_low to ci_high with its line at the estimate."""
+    adhoc, query_filters = zip(*(_filter(c, v) for c, v in filters))
+    metric = {"expressionType": "SQL", "sqlExpression": "max(value)", "label": "value", "hasCustomLabel": True}
+    params = {"viz_type": "box_plot", "datasource": "0__table", "adhoc_filters": list(adhoc), "columns": ["bound", "copy"],
+              "groupby": cell, "metrics": [metric], "whiskerOptions": "Min/max (no outliers)", "number_format": ".3f",
+              "x_ticks_layout": "45°", "row_limit": ROW_LIMIT, "color_scheme": "supersetColors", "y_axis_title": "",
+              "x_axis_title_margin": 15, "y_axis_title_margin": 15, "y_axis_title_position": "Left"}
+    query = {"columns": ["bound", "copy", *cell], "metrics": [metric], "filters": list(query_filters), "row_limit": ROW_LIMIT,
+             "orderby": [], "extras": {"having": "", "where": ""}, "annotation_layers": [], "series_columns": [],
+             "post_processing": [{"operation": "boxplot", "options": {"groupby": cell, "metrics": ["value"],
+                                                                     "whisker_type": "min/max", "percentiles": None}}]}
+    context = {"datasource": {"id": 0, "type": "table"}, "force": False, "queries": [query], "form_data": params,
+               "result_format": "json", "result_type": "full"}
+    return {"slice_name": title, "description": description, "viz_type": "box_plot", "params": params,
+            "query_context": json.dumps(context), "cache_timeout": None, "uuid": object_uuid("chart", name), "version": "1.0.0",
+            "dataset_uuid": object_uuid("dataset", INTERVALS), "certified_by": None, "certification_details": None}
+
+
 def charts() -> dict[str, dict]:
     return {
         "build": _chart(
@@ -219,6 +263,12 @@ def charts() -> dict[str, dict]:
             [("metric", ["delta_htr"]), ("visibility", ["paired"])],
             ["cohort", "model", "condition_label", "prompt_variant", "estimate_ci", "significant", "n_cases", "n_questions",
              "estimate", "ci_low", "ci_high"], None),
+        "delta_htr_interval_plot": _interval_plot(
+            "delta_htr_interval_plot", "ΔHTR with its 95% interval (box: the interval; line: the estimate)",
+            "Each cell of agg_metrics drawn as its interval: the box spans the 95% case-clustered bootstrap interval, the "
+            "line in it is the estimate; a box clear of 0 is significant. One box per cohort, model, condition and "
+            "prompt variant (narrow them with the filters); one-case cells have no interval and no box.",
+            [("metric", ["delta_htr"]), ("visibility", ["paired"])], ["cohort", "model", "condition", "prompt_variant"]),
         "acc_by_format": _chart(
             "acc_by_format", "Acc by format, with its 95% interval", "agg_metrics_by_format",
             "agg_metrics_by_format: accuracy per cohort, model, condition, question format, prompt variant and "
@@ -245,7 +295,8 @@ NOTE = ("**Hindsight bias: the paper's metrics and their slices.** Every estimat
 # (name, header, dataset): the native filters, each applied to every chart with that column
 FILTERS = [("cohort", "Cohort", "fct_metric_parts"), ("model", "Model", "fct_metric_parts"),
            ("condition", "Condition", "fct_metric_parts"), ("prompt_variant", "Prompt variant", "fct_metric_parts")]
-LAYOUT = {"ROW-note": ["MARKDOWN-note", "CHART-build"], "ROW-interval": ["CHART-delta_htr_interval"],
+LAYOUT = {"ROW-note": ["MARKDOWN-note", "CHART-build"], "ROW-plot": ["CHART-delta_htr_interval_plot"],
+          "ROW-interval": ["CHART-delta_htr_interval"],
           "ROW-format": ["CHART-acc_by_format"], "ROW-band": ["CHART-delta_htr_by_relpos_band"]}
 WIDTHS = {"MARKDOWN-note": 6, "CHART-build": 6}
 
@@ -321,6 +372,7 @@ def bundle_files(uri: str) -> dict[str, dict]:
         "datasets/hindsight_marts/agg_metrics_by_format.yaml": _dataset(
             "agg_metrics_by_format", cell_metrics(), "agg_metrics by question format and options type, with intervals."),
         "datasets/hindsight_marts/dim_build.yaml": _dataset("dim_build", [], "The build the published marts come from."),
+        f"datasets/hindsight_marts/{INTERVALS}.yaml": interval_dataset(),
         **{f"charts/{name}.yaml": config for name, config in chart_configs.items()},
         "dashboards/hindsight_bias.yaml": dashboard(chart_configs),
     }

@@ -113,7 +113,8 @@ def check_charts(rows_by_title: dict[str, list[dict]], db: Path) -> int:
         by_format = con.sql("select * from agg_metrics_by_format where metric = 'acc'").df()
         build, = con.execute("select dbt_invocation_id from dim_build").fetchone()
     titles = {title.split(",")[0].split(" (")[0]: rows for title, rows in rows_by_title.items()}
-    assert set(titles) == {"The build shown", "ΔHTR by model × condition", "Acc by format", "ΔHTR by RelPos band"}, titles.keys()
+    assert set(titles) == {"The build shown", "ΔHTR with its 95% interval", "ΔHTR by model × condition", "Acc by format",
+                           "ΔHTR by RelPos band"}, titles.keys()
     assert [r["dbt_invocation_id"] for r in titles["The build shown"]] == [build]
 
     expected = {(r.case__cohort, r.model, r.condition, r.answer__prompt_variant): r for r in interval.itertuples()}
@@ -125,6 +126,14 @@ def check_charts(rows_by_title: dict[str, list[dict]], db: Path) -> int:
         shown = (f"{cell.estimate:.3f} [{cell.ci_low:.3f}, {cell.ci_high:.3f}]" if not math.isnan(cell.ci_low)
                  else f"{cell.estimate:.3f} (no interval: 1 case)")
         assert row["estimate_ci"] == shown and " · " in row["condition_label"]
+
+    # the interval plot: a box per cell with an interval, from ci_low to ci_high, its line at the estimate
+    boxes = titles["ΔHTR with its 95% interval"]
+    assert len(boxes) == int((interval["n_cases"] >= 2).sum()) > 20
+    for row in boxes:
+        cell = expected[(row["cohort"], row["model"], row["condition"], row["prompt_variant"])]
+        assert row["value__count"] == 5 and (row["value__q1"], row["value__median"], row["value__q3"]) == pytest.approx(
+            (cell.ci_low, cell.estimate, cell.ci_high), abs=1e-12), (row, cell)
 
     rows = titles["Acc by format"]
     assert len(rows) == len(by_format) > 50
@@ -246,7 +255,8 @@ def test_the_browser_draws_the_dashboard_from_chart_queries_equal_to_hindsight_m
     is the docs' (HINDSIGHT_WRITE_SCREENSHOTS=1 writes it into docs/img)."""
     context = browser.contexts[0] if browser.contexts else browser.new_context()
     page = context.new_page()
-    page.set_viewport_size({"width": 1400, "height": 1000})
+    # tall enough for every chart: Superset draws only the charts in view (dashboard virtualization)
+    page.set_viewport_size({"width": 1400, "height": 2800})
     replies = []
     page.on("response", lambda reply: replies.append(reply) if "/api/v1/chart/data" in reply.url else None)
     page.goto(f"{URL}/login/")
@@ -270,11 +280,14 @@ def test_the_browser_draws_the_dashboard_from_chart_queries_equal_to_hindsight_m
     assert set(drawn) == set(titles)
     assert check_charts({titles[i]: rows for i, rows in drawn.items()}, superset.db) > 100
     text = page.inner_text("body")
-    for label in ("Cohort", "Model", "Condition", "Prompt variant", "Estimate [95% CI]", "The build shown", "1 · early"):
+    for label in ("Cohort", "Model", "Condition", "Prompt variant", "Estimate [95% CI]", "The build shown", "1 · early",
+                  "box: the interval; line: the estimate"):
         assert label in text, label
     assert re.search(r"\d\.\d{3} \[-?\d\.\d{3}, -?\d\.\d{3}\]", text)          # an interval drawn as an interval
     shot = tmp_path / "superset-dashboard.png"
-    page.screenshot(path=str(shot), full_page=True)
+    page.wait_for_function("() => document.querySelectorAll('canvas, table').length >= 5", timeout=60000)
+    page.wait_for_timeout(2000)                 # the box plot's animation
+    page.screenshot(path=str(shot))
     page.close()
     assert shot.stat().st_size > 100_000
     if os.environ.get("HINDSIGHT_WRITE_SCREENSHOTS"):
