@@ -391,8 +391,11 @@ def _names(value: str | None) -> list[str]:
 @click.option("--list", "list_names", is_flag=True, help="List the metrics and dimensions, with their BI expressions.")
 @click.option("--timeout", type=click.FloatRange(min=0), default=120, show_default=True,
               help="Stop a slice that runs longer than this many seconds (0: no limit).")
+@click.option("--compare", metavar="DIMENSION=A,B",
+              help="Each cell as the difference A - B of two models, conditions, prompt variants or visibilities, on the "
+                   "questions both answered, with its case-clustered interval, e.g. --compare model=sim:a,sim:b.")
 def metrics_command(metric_names: str | None, by: str, where: str | None, fmt: str, out: Path | None, list_names: bool,
-                    timeout: float) -> None:
+                    timeout: float, compare: str | None) -> None:
     """Any slice of the paper's metrics with its case-clustered interval, from the published snapshot
     (the same estimator and replicates as agg_metrics: the marts' cuts give the marts' numbers)."""
     from ingest.publish.semantic import semantic_layer
@@ -412,7 +415,7 @@ def metrics_command(metric_names: str | None, by: str, where: str | None, fmt: s
     if fmt == "parquet" and not out:
         raise InputError("--format parquet", "a Parquet file needs a path", "add --out slice.parquet")
     check_out(out)
-    frame = slice_metrics(_names(metric_names), _names(by), where, timeout=timeout or None)
+    frame = slice_metrics(_names(metric_names), _names(by), where, timeout=timeout or None, compare=compare)
     click.echo(write_slice(frame, fmt, out), nl=False)
 
 

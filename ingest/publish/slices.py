@@ -27,6 +27,7 @@ import pandas as pd
 
 from ingest.db import warehouse_path
 from ingest.errors import InputError
+from ingest.publish.compare import compare_cells, parse_compare
 from ingest.publish.marts import public_mart_properties
 from ingest.publish.query import engine_message
 from ingest.publish.semantic import Dimension, SemanticLayer, dimension_sql, semantic_layer
@@ -98,13 +99,15 @@ def _build_settings(con) -> tuple[int, int, str]:
 
 
 def slice_metrics(metrics: list[str], by: list[str], where: str | None = None, con=None,
-                  warehouse: Path | None = None, timeout: float | None = DEFAULT_TIMEOUT) -> pd.DataFrame:
+                  warehouse: Path | None = None, timeout: float | None = DEFAULT_TIMEOUT, compare: str | None = None) -> pd.DataFrame:
     """One row per metric and cell of the slice BY (dimension names), over the rows WHERE keeps: the
     estimate, its interval by the build's ci_method, significance, the clustered SE, MDE and counts,
     and `reason` where a cell has no estimate or no interval. Reads the published snapshot of
     WAREHOUSE (default: $HINDSIGHT_DB's), or the open connection CON to the marts (the serving file,
     as `duckdb.connect("warehouse.marts.duckdb", read_only=True)` opens it), which it leaves as it
-    found it. A slice running longer than TIMEOUT seconds (None: no limit) is stopped."""
+    found it. A slice running longer than TIMEOUT seconds (None: no limit) is stopped. With COMPARE
+    ("model=A,B", ingest/publish/compare.py), each cell is the difference A - B on the questions both
+    answered, with its case-clustered interval from the same replicates."""
     layer = semantic_layer()
     chosen = [layer.metric(name) for name in dict.fromkeys(metrics)]
     if not chosen:
@@ -112,12 +115,34 @@ def slice_metrics(metrics: list[str], by: list[str], where: str | None = None, c
     dimensions = list(dict.fromkeys(layer.dimension(name) for name in by))
     dimensions += [layer.dimensions[name] for name in KEPT if layer.dimensions[name] not in dimensions]
     condition = parse_where(where, where_names(layer)) if where and where.strip() else None
+    compared = parse_compare(compare, layer) if compare else None
+    if compared:
+        dimensions = [d for d in dimensions if d != compared[0]]
     if con is None:
         with closing(open_marts(warehouse or warehouse_path())) as own:
             # a connection of its own: the engine refuses any file but the snapshot's, too
             own.execute("set enable_external_access = false")
-            return _estimate(own, layer, chosen, dimensions, condition, timeout)
-    return _estimate(con, layer, chosen, dimensions, condition, timeout)
+            return _run(own, layer, chosen, dimensions, condition, timeout, compared)
+    return _run(con, layer, chosen, dimensions, condition, timeout, compared)
+
+
+def _run(con, layer, chosen, dimensions, condition, timeout, compared) -> pd.DataFrame:
+    if not compared:
+        return _estimate(con, layer, chosen, dimensions, condition, timeout)
+    rows_sql = slice_rows_sql(layer, [*dimensions, compared[0]], set(condition.columns) if condition else set())
+    settings, numbering = _build_settings(con), _case_numbering(con)
+    try:
+        with _time_limit(con, timeout):
+            frames = [compare_cells(con, layer, metric, dimensions, rows_sql, condition, compared, numbering, settings)
+                      for metric in chosen]
+    except duckdb.Error as error:
+        raise _engine_error(error) from None
+    out = pd.concat([f for f in frames if not f.empty] or frames[:1], ignore_index=True)
+    if out.empty:
+        raise InputError("--compare", f"{compared[1]!r} and {compared[2]!r} share no question row with a value"
+                         f"{' under --where' if condition else ''}", "compare two values that answered the same questions")
+    names = [d.name for d in dimensions]
+    return out.sort_values(["metric", *names], kind="stable", na_position="last").reset_index(drop=True)
 
 
 @contextmanager
@@ -216,6 +241,29 @@ def _nothing_matches(condition: Condition | None) -> InputError:
                       "ask a model (`hindsight answer`), then `hindsight build`")
 
 
+class CaseLayout:
+    """Per-case sums as (cases x cells) matrices, the cases of the cohorts present stacked in the
+    bootstrap's order, and the replicates' weights of those cohorts in the same order: replicate r
+    draws every cohort's cases as agg_metrics' replicate r does."""
+
+    def __init__(self, numbering: pd.DataFrame, cohort_id: np.ndarray, case_index: np.ndarray, cell: np.ndarray, width: int):
+        self.sizes = numbering.groupby("cohort_id")["n_cases"].first()
+        self.names = numbering.groupby("cohort_id")["cohort"].first()
+        self.present = np.unique(cohort_id)                   # only the cohorts the slice has cases of
+        offsets = np.zeros(len(self.sizes), dtype=np.int64)
+        offsets[self.present] = np.cumsum([0] + [int(self.sizes[c]) for c in self.present[:-1]])
+        self.total, self.width = int(sum(int(self.sizes[c]) for c in self.present)), width
+        self.position = (offsets[cohort_id] + case_index) * width + cell
+
+    def summed(self, values: np.ndarray) -> np.ndarray:
+        return np.bincount(self.position, weights=values.astype(np.float64),
+                           minlength=self.total * self.width).reshape(self.total, self.width)
+
+    def replicate_blocks(self, seed: int, replicates: int):
+        weights = [bootstrap.shared_weights(seed, self.names[c], int(self.sizes[c]), replicates) for c in self.present]
+        return (np.hstack([w[start:start + REPLICATE_BLOCK] for w in weights]) for start in range(0, replicates, REPLICATE_BLOCK))
+
+
 def _metric_cells(rows: dict, cells: pd.DataFrame, numbering: pd.DataFrame, metric, replicates: int, seed: int,
                   method: str) -> pd.DataFrame:
     """The statistics of METRIC's cells (those of its visibilities) from the per-case sums ROWS."""
@@ -227,24 +275,13 @@ def _metric_cells(rows: dict, cells: pd.DataFrame, numbering: pd.DataFrame, metr
     column = np.full(len(cells), -1, dtype=np.int64)
     column[mine] = np.arange(len(mine))
     kept = column[rows["cell_id"]] >= 0
-    cell, cohort_id, case_index = column[rows["cell_id"][kept]], rows["cohort_id"][kept], rows["case_index"][kept]
-    sizes = numbering.groupby("cohort_id")["n_cases"].first()
-    present = np.unique(cohort_id)                           # only the cohorts the slice has cases of
-    offsets = np.zeros(len(sizes), dtype=np.int64)
-    offsets[present] = np.cumsum([0] + [int(sizes[c]) for c in present[:-1]])
-    total, width = int(sum(int(sizes[c]) for c in present)), len(mine)
-    position = (offsets[cohort_id] + case_index) * width + cell
-
-    def summed(values):
-        return np.bincount(position, weights=values[kept].astype(np.float64), minlength=total * width).reshape(total, width)
-
-    sums, counts = summed(rows[metric.numerator]), summed(rows[metric.denominator])
+    cell = column[rows["cell_id"][kept]]
+    width = len(mine)
+    layout = CaseLayout(numbering, rows["cohort_id"][kept], rows["case_index"][kept], cell, width)
+    sums, counts = layout.summed(rows[metric.numerator][kept]), layout.summed(rows[metric.denominator][kept])
     valid = np.bincount(cell, weights=rows[metric.valid][kept].astype(np.float64), minlength=width) if metric.valid else None
     answers = np.bincount(cell, weights=rows["n_answers"][kept].astype(np.float64), minlength=width)
-    cohort_names = numbering.groupby("cohort_id")["cohort"].first()
-    weights = [bootstrap.shared_weights(seed, cohort_names[c], int(sizes[c]), replicates) for c in present]
-    blocks = (np.hstack([w[start:start + REPLICATE_BLOCK] for w in weights]) for start in range(0, replicates, REPLICATE_BLOCK))
-    stats = bootstrap.cell_statistics(sums, counts, blocks, method=method)
+    stats = bootstrap.cell_statistics(sums, counts, layout.replicate_blocks(seed, replicates), method=method)
     n_questions = stats["n_questions"].astype(np.int64)
     n_cases = stats["n_cases"].astype(np.int64)
     no_value = n_questions == 0
@@ -316,9 +353,10 @@ def _write(frame: pd.DataFrame, fmt: str, out: Path | None) -> str:
         text = json.dumps(records(frame), indent=1) + "\n"
     else:
         shown = frame.copy()
-        for column, form in [*((c, "{:+.3f}") for c in ("estimate", "ci_low", "ci_high", "se_clustered", "mde_80")),
-                             ("validity_rate", "{:.2f}")]:
-            shown[column] = shown[column].map(lambda v, form=form: "" if pd.isna(v) else form.format(v))
+        numbers = ("estimate", "estimate_a", "estimate_b", "difference", "ci_low", "ci_high", "se_clustered", "mde_80")
+        for column, form in [*((c, "{:+.3f}") for c in numbers), ("validity_rate", "{:.2f}")]:
+            if column in shown:
+                shown[column] = shown[column].map(lambda v, form=form: "" if pd.isna(v) else form.format(v))
         shown = shown.drop(columns=["ci_method", "n_finite_replicates"]).fillna("")
         text = shown.to_string(index=False) + f"\n({len(frame)} cells; interval: {frame['ci_method'].iloc[0] if len(frame) else ''})\n"
     if out:

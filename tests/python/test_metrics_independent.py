@@ -5,6 +5,7 @@ formats and free-response judgments. The reference below re-implements the
 paper's definitions in plain Python from the raw rows."""
 from __future__ import annotations
 
+import io
 import random
 import re
 from collections import defaultdict
@@ -389,3 +390,45 @@ def test_a_new_slice_equals_an_independent_computation_with_intervals_from_the_s
             if count:
                 estimates.append(sum(m * sum(by_case.get(c, [])) for c, m in draws[replicate].items()) / count)
         assert (got[cell].ci_low, got[cell].ci_high) == pytest.approx(tuple(np.percentile(estimates, [2.5, 97.5])), abs=1e-12), cell
+
+
+def test_a_comparison_of_two_models_equals_an_independent_computation_over_the_stored_replicates(unseen):
+    """ΔHTR and Acc of sim:hindsight@0.4 minus sim:noise@0.3 per condition, on the questions both
+    answered: the differences from the raw rows in plain Python, the intervals the percentiles of a
+    replicate loop over fct_bootstrap_samples, and `hindsight metrics --compare` prints the same."""
+    db, questions = unseen
+    arms = defaultdict(dict)
+    for model, condition, variant, metric, visibility, q, value in reference_values(db, questions):
+        if metric in ("delta_htr", "acc") and model in ("sim:hindsight@0.4", "sim:noise@0.3"):
+            arms[(metric, condition, variant, visibility)].setdefault(model, {})[q["question_id"]] = (q["case_id"], value)
+    draws = defaultdict(dict)
+    for replicate, case_id, multiplicity in query(db, "select replicate, case_id, multiplicity from fct_bootstrap_samples where cohort = 's40'"):
+        draws[replicate][case_id] = multiplicity
+    with closing(open_marts(db)) as con:
+        compared = slice_metrics(["delta_htr", "acc"], ["condition"], con=con, compare="model=sim:hindsight@0.4,sim:noise@0.3")
+    got = {(r.metric, r.condition, r.answer__prompt_variant, r.answer__visibility): r for r in compared.itertuples()}
+    cells = {cell: sides for cell, sides in arms.items() if len(sides) == 2}
+    assert set(got) == set(cells) and len(cells) >= 6
+    for cell, sides in cells.items():
+        a, b = sides["sim:hindsight@0.4"], sides["sim:noise@0.3"]
+        shared = sorted(set(a) & set(b))
+        row = got[cell]
+        difference = sum(a[q][1] for q in shared) / len(shared) - sum(b[q][1] for q in shared) / len(shared)
+        assert row.n_questions == len(shared) and row.difference == pytest.approx(difference, abs=1e-12), cell
+        sums = {name: defaultdict(lambda: [0.0, 0]) for name in ("a", "b")}
+        for q in shared:
+            for name, side in (("a", a), ("b", b)):
+                sums[name][side[q][0]][0] += side[q][1]
+                sums[name][side[q][0]][1] += 1
+        differences = []
+        for replicate in range(2000):
+            totals = {name: [sum(m * sums[name][c][i] for c, m in draws[replicate].items() if c in sums[name]) for i in (0, 1)]
+                      for name in ("a", "b")}
+            if totals["a"][1]:
+                differences.append(totals["a"][0] / totals["a"][1] - totals["b"][0] / totals["b"][1])
+        assert (row.ci_low, row.ci_high) == pytest.approx(tuple(np.percentile(differences, [2.5, 97.5])), abs=1e-12), cell
+    printed = pd.read_csv(io.StringIO(hindsight(db, "metrics", "--metric", "delta_htr,acc", "--by", "condition", "--compare",
+                                                "model=sim:hindsight@0.4,sim:noise@0.3", "--format", "csv").stdout),
+                          dtype={"condition": str})
+    assert np.allclose(printed["ci_low"], compared["ci_low"], atol=1e-12, equal_nan=True)
+    assert np.allclose(printed["difference"], compared["difference"], atol=1e-12)

@@ -234,10 +234,45 @@ def test_the_documented_notebook_recipes_run_as_written(demo):
 def test_the_documented_slice_commands_run_as_written(demo, tmp_path):
     block, = documented("docs/slicing.md", "slice-commands", "sh")
     commands = [line.split("  #")[0].strip() for line in block.splitlines() if line.startswith("hindsight ")]
-    assert len(commands) == 4
+    assert len(commands) == 5
     for command in commands:
         program, *args = shlex.split(command)          # the environment's own hindsight, as if activated
         done = subprocess.run([str(Path(sys.executable).with_name(program)), *args], cwd=tmp_path, env=cli_env(demo),
                               capture_output=True, text=True)
         assert done.returncode == 0 and done.stdout.strip(), f"{command}: {done.stderr[-2000:]}"
     assert len(pd.read_csv(tmp_path / "air.csv")) > 10
+
+
+def test_comparing_the_prompt_variants_equals_a_replicate_loop_over_the_stored_draws(demo):
+    """ΔHTR, standard minus warning prompt, per model, on the question rows both have: a loop over
+    fct_metric_parts' rows and fct_bootstrap_samples gives the same difference and interval."""
+    with closing(open_marts(demo)) as con:
+        compared = slice_metrics(["delta_htr"], ["model"], con=con, compare="prompt_variant=standard,warning")
+        rows = con.execute("""select model, cohort, case_id, question_id, condition, prompt_variant, delta_htr_sum
+                              from fct_metric_parts where visibility = 'paired' and delta_htr_n = 1""").fetchall()
+        draws = con.execute("select replicate, cohort, case_id, multiplicity from fct_bootstrap_samples").fetchall()
+    by_replicate = {}
+    for replicate, cohort, case_id, multiplicity in draws:
+        by_replicate.setdefault(replicate, {})[(cohort, case_id)] = multiplicity
+    values = {}
+    for model, cohort, case_id, question_id, condition, variant, value in rows:
+        values.setdefault(model, {}).setdefault(variant, {})[(question_id, condition)] = ((cohort, case_id), value)
+    assert len(compared) >= 2
+    for row in compared.itertuples():
+        standard, warning = values[row.model]["standard"], values[row.model]["warning"]
+        shared = sorted(set(standard) & set(warning))
+        assert row.n_questions == len(shared)
+        differences = []
+        for replicate in sorted(by_replicate):
+            weights = by_replicate[replicate]
+            totals = [sum(weights.get(side[k][0], 0) * side[k][1] for k in shared) for side in (standard, warning)]
+            count = sum(weights.get(standard[k][0], 0) for k in shared)
+            if count:
+                differences.append((totals[0] - totals[1]) / count)
+        point = (sum(standard[k][1] for k in shared) - sum(warning[k][1] for k in shared)) / len(shared)
+        assert row.difference == pytest.approx(point, abs=1e-12)
+        assert (row.ci_low, row.ci_high) == pytest.approx(tuple(np.percentile(differences, [2.5, 97.5])), abs=1e-12)
+    printed = json.loads(hindsight(demo, "metrics", "--metric", "delta_htr", "--by", "model", "--compare",
+                                   "prompt_variant=standard,warning", "--format", "json").stdout)
+    assert [r["ci_low"] for r in printed] == [None if pd.isna(v) else v for v in compared["ci_low"]]
+    assert hindsight(demo, "metrics", "--metric", "acc", "--compare", "cohort=a,b", expect=2).stderr.count("\n") == 1
