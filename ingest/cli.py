@@ -801,6 +801,45 @@ def bi_import(bundle: Path, url: str, user: str, password: str, wait: float) -> 
 
 
 @main.command()
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="The address to listen on. Anything but loopback shows the marts to your network: a warning says so.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="The port (0: any free one).")
+@click.option("--static", "static_dir", type=click.Path(path_type=Path),
+              help="Write the slice (--metric, --by, --where) as a folder of pages that opens from file:// with no server.")
+@click.option("--metric", "metric_names", default="delta_htr", show_default=True, help="With --static: the metrics.")
+@click.option("--by", default="model,condition", show_default=True, help="With --static: the dimensions.")
+@click.option("--where", help="With --static: one condition, as hindsight metrics --where.")
+@click.option("--max-pages", type=click.IntRange(min=1), default=5000, show_default=True,
+              help="With --static: refuse a slice of more pages than this.")
+def explore(host: str, port: int, static_dir: Path | None, metric_names: str, by: str, where: str | None, max_pages: int) -> None:
+    """A local web application from any number to the evidence behind it: the metrics of any slice, each cell's
+    questions and pairs, a pair as the paper's Figure 2 with both answers, comparisons, cases and the audit rows
+    (reads the published snapshot). With --static DIR, a slice of it as files for a supplement or a reviewer."""
+    from ingest.explore.app import Explorer
+    from ingest.explore.server import LOOPBACK, serve
+
+    warehouse = warehouse_path()
+    app = Explorer(warehouse)
+    app.marts.now()                           # no snapshot yet: one line now, not an error page later
+    if static_dir is not None:
+        from ingest.explore.static_site import write_static
+
+        done = write_static(app, static_dir, _names(metric_names), _names(by), where, max_pages)
+        click.echo(f"{done['pages']} pages, {done['bytes'] / 1e6:.1f} MB -> {done['index']} (opens from file://, no server)")
+        return
+    if host != LOOPBACK:
+        click.echo(f"warning: listening on {host}: anyone who can reach it reads the marts, answers and prompts", err=True)
+    server = serve(app, host, port)
+    click.echo(f"hindsight explore: http://{host}:{server.server_port}/ (the published snapshot of {warehouse}; Ctrl-C stops it)")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+@main.command()
 def status() -> None:
     """What is loaded, per cohort and source, and what was quarantined."""
     from ingest.status import status_report

@@ -230,4 +230,5 @@ def run_demo(report_dir: Path = Path("reports")) -> int:
     print()
     print(f"hindsight demo: report written to {write_report(db, report_dir).resolve()}")
     print(f"hindsight demo: BI tools and notebooks connect read-only to {serve_path(db)}, the marts every build publishes")
+    print("hindsight demo: from any number to the evidence behind it: `hindsight explore`, then open http://127.0.0.1:8765/")
     return 0

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ingest.errors import InputError
+from ingest.publish.case_layout import CaseLayout
 from ingest.publish.semantic import Dimension, SemanticLayer
 from ingest.publish.where import Condition
 from ingest.stats import intervals
@@ -46,8 +47,6 @@ def parse_compare(text: str, layer: SemanticLayer) -> tuple[Dimension, str, str]
 def compare_cells(con, layer: SemanticLayer, metric, dimensions: list[Dimension], rows_sql: str, condition: Condition | None,
                   compared: tuple[Dimension, str, str], numbering: pd.DataFrame, settings: tuple[int, int, str]) -> pd.DataFrame:
     """METRIC's differences, one row per cell of DIMENSIONS (the compared one left out)."""
-    from ingest.publish.slices import CaseLayout
-
     dimension, a, b = compared
     replicates, seed, _ = settings
     names = [d.name for d in dimensions]

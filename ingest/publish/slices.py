@@ -27,6 +27,7 @@ import pandas as pd
 
 from ingest.db import warehouse_path
 from ingest.errors import InputError
+from ingest.publish.case_layout import CaseLayout
 from ingest.publish.compare import compare_cells, parse_compare
 from ingest.publish.marts import public_mart_properties
 from ingest.publish.query import engine_message
@@ -38,7 +39,6 @@ from ingest.stats import bootstrap
 # the answer cell's own keys, kept in every cell (never pooled), after the analyst's dimensions
 KEPT = ("answer__prompt_variant", "answer__visibility")
 MIN_CASES = 2                      # a case-clustered interval needs between-case variation
-REPLICATE_BLOCK = 256
 COLUMNS = ["estimate", "ci_low", "ci_high", "ci_method", "significant", "se_clustered", "mde_80", "n_questions",
            "n_cases", "n_valid", "validity_rate", "n_answers", "n_finite_replicates", "reason"]
 
@@ -239,29 +239,6 @@ def _nothing_matches(condition: Condition | None) -> InputError:
                           "shows the values there are")
     return InputError("marts", "the published marts hold no scored answer yet",
                       "ask a model (`hindsight answer`), then `hindsight build`")
-
-
-class CaseLayout:
-    """Per-case sums as (cases x cells) matrices, the cases of the cohorts present stacked in the
-    bootstrap's order, and the replicates' weights of those cohorts in the same order: replicate r
-    draws every cohort's cases as agg_metrics' replicate r does."""
-
-    def __init__(self, numbering: pd.DataFrame, cohort_id: np.ndarray, case_index: np.ndarray, cell: np.ndarray, width: int):
-        self.sizes = numbering.groupby("cohort_id")["n_cases"].first()
-        self.names = numbering.groupby("cohort_id")["cohort"].first()
-        self.present = np.unique(cohort_id)                   # only the cohorts the slice has cases of
-        offsets = np.zeros(len(self.sizes), dtype=np.int64)
-        offsets[self.present] = np.cumsum([0] + [int(self.sizes[c]) for c in self.present[:-1]])
-        self.total, self.width = int(sum(int(self.sizes[c]) for c in self.present)), width
-        self.position = (offsets[cohort_id] + case_index) * width + cell
-
-    def summed(self, values: np.ndarray) -> np.ndarray:
-        return np.bincount(self.position, weights=values.astype(np.float64),
-                           minlength=self.total * self.width).reshape(self.total, self.width)
-
-    def replicate_blocks(self, seed: int, replicates: int):
-        weights = [bootstrap.shared_weights(seed, self.names[c], int(self.sizes[c]), replicates) for c in self.present]
-        return (np.hstack([w[start:start + REPLICATE_BLOCK] for w in weights]) for start in range(0, replicates, REPLICATE_BLOCK))
 
 
 def _metric_cells(rows: dict, cells: pd.DataFrame, numbering: pd.DataFrame, metric, replicates: int, seed: int,

@@ -20,7 +20,7 @@ from ingest.publish.marts import public_marts
 # which stage of `ingest` may import which: each arrow points down the data flow
 # (files -> raw -> models asked -> statistics -> what analysts read); the top-level
 # core modules (db, errors, config) are shared by all, and the CLI may import anything.
-STAGES = ["load", "llm", "stats", "publish", "demo", "spark", "serve"]
+STAGES = ["load", "llm", "stats", "publish", "demo", "spark", "serve", "explore"]
 CORE = {"db", "errors", "config"}
 ALLOWED = {
     "core": {"core"},
@@ -29,13 +29,14 @@ ALLOWED = {
     "stats": {"core", "stats"},
     "publish": {"core", "stats", "publish", "serve"},   # readers read the published snapshot
     "serve": {"core", "serve"},      # snapshots of the marts, and dbt's plugin that publishes them
+    "explore": {"core", "stats", "publish", "serve", "explore"},    # a reader of the snapshot, with slices' estimator
     "demo": {"core", "load", "llm", "stats", "publish", "demo", "build", "status"},
     # exports the landing zone, plans and runs dbt on Spark as the DuckDB build does, the estimators on its executors
     "spark": {"core", "stats", "publish", "spark", "build", "dbt_process"},
     "build": {"core", "dbt_process", "serve"},
     "dbt_process": {"core"},        # the dbt child of `hindsight build`
     "status": {"core", "load", "serve"},
-    "cli": {"core", "load", "llm", "stats", "publish", "demo", "build", "status", "spark", "serve"},
+    "cli": {"core", "load", "llm", "stats", "publish", "demo", "build", "status", "spark", "serve", "explore"},
     "models": {"core", "stats"},     # the dbt Python models only wire refs and configs to an estimator
 }
 

@@ -1,0 +1,106 @@
+"""The explorer's server time per view: a scripted tour of `hindsight explore`, each view asked
+REPEATS times of the WSGI application in this process (what its Server-Timing header reports, without
+the network), p50 and p95 per view, and the process's peak resident memory.
+
+The tour: the metrics of a three-dimension slice, its largest cell's evidence, its last page, a pair,
+the cases' influence on the cell, the audit rows and one row's cells by date, a comparison of two
+models, the questions behind a comparison's cell, and an export of the cell's samples (CSV, Parquet).
+
+    .venv/bin/python bench/bench_explore.py                         # on a fresh demo
+    .venv/bin/python bench/bench_explore.py --warehouse PATH        # on any built warehouse (100x: bench_serving's)
+"""
+from __future__ import annotations
+
+import argparse
+import html
+import re
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+import numpy as np
+from bench_metrics import child, write_results
+
+from ingest.explore.app import Explorer
+
+REPEATS = 20
+
+
+def ask(app, url: str) -> tuple[int, str | bytes, float]:
+    path, _, query = url.partition("?")
+    seen = {}
+
+    def start(status, headers):
+        seen["status"], seen["headers"] = int(status.split()[0]), dict(headers)
+
+    started = time.perf_counter()
+    body = b"".join(app({"PATH_INFO": path, "QUERY_STRING": query, "REQUEST_METHOD": "GET"}, start))
+    seconds = time.perf_counter() - started
+    text = body.decode() if seen["headers"]["Content-Type"].startswith("text/html") else body
+    if seen["status"] != 200:
+        sys.exit(f"{url}: HTTP {seen['status']}: {text[-500:] if isinstance(text, str) else ''}")
+    return seen["status"], text, seconds
+
+
+def first_link(text: str, pattern: str) -> str:
+    found = re.search(pattern, text)
+    if not found:
+        sys.exit(f"no link matching {pattern}")
+    return html.unescape(found.group(1))
+
+
+def tour(app) -> dict[str, str]:
+    """The views' URLs, found by following the pages' own links."""
+    models = [r[0] for r in app.marts.now().cursor().execute(
+        "select model from fct_metric_parts group by model order by count(*) desc, model limit 2").fetchall()]
+    views = {"metrics (3 dimensions)": "/?" + urlencode({"metric": "delta_htr,acc", "by": "model,condition,relpos_band"})}
+    _, text, _ = ask(app, views["metrics (3 dimensions)"])
+    # the cell with the most question rows (the one with most pages to page through)
+    cells = re.findall(r'data-n-questions="(\d+)">.*?href="(/cell\?[^"]*)" data-evidence', text, re.S)
+    if not cells:
+        sys.exit("the metrics view lists no cell")
+    views["a cell's evidence"] = html.unescape(max(cells, key=lambda c: int(c[0]))[1])
+    _, text, _ = ask(app, views["a cell's evidence"])
+    last = re.search(r'href="([^"]*)" data-page="last"', text)
+    views["its last page"] = html.unescape(last.group(1)) if last else views["a cell's evidence"]
+    views["a pair"] = first_link(text, r'href="(/(?:pair|answer)\?[^"]*)" data-open')
+    views["the cases' influence on the cell"] = first_link(text, r'href="([^"]*)" data-cases')
+    _, text, _ = ask(app, "/hb")
+    views["the audit rows"] = "/hb"
+    views["an audit row and its cells by date"] = first_link(text, r'href="(/hb/row\?[^"]*)" data-row')
+    views["a comparison of two models"] = "/compare?" + urlencode(
+        {"metric": "delta_htr", "by": "condition", "compare": f"model={models[0]},{models[1]}"})
+    _, text, _ = ask(app, views["a comparison of two models"])
+    views["where the two differ"] = first_link(text, r'href="(/compare/questions\?[^"]*)" data-questions')
+    views["export of the cell (CSV)"] = views["a cell's evidence"].replace("/cell?", "/cell.csv?", 1)
+    views["export of the cell (Parquet)"] = views["a cell's evidence"].replace("/cell?", "/cell.parquet?", 1)
+    return views
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--warehouse", type=Path, help="a built warehouse (default: a fresh demo)")
+    parser.add_argument("--repeats", type=int, default=REPEATS)
+    args = parser.parse_args()
+    db = args.warehouse
+    if db is None:
+        db = Path(tempfile.mkdtemp(prefix="hindsight-explore-")) / "warehouse.duckdb"
+        child(db, [sys.executable, "-m", "ingest.cli", "demo", "--report-dir", str(db.parent / "report")])
+    app = Explorer(db)
+    started = time.perf_counter()
+    views = tour(app)
+    first = time.perf_counter() - started
+    figures = {"warehouse": str(db), "repeats": args.repeats, "first tour (cold) s": round(first, 2), "views": {}}
+    for name, url in views.items():
+        seconds = [ask(app, url)[2] for _ in range(args.repeats)]
+        figures["views"][name] = {"p50_ms": round(float(np.percentile(seconds, 50)) * 1000, 1),
+                                  "p95_ms": round(float(np.percentile(seconds, 95)) * 1000, 1), "url": url}
+    figures["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    write_results("explore.json", figures)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,335 @@
+"""`hindsight explore`: a local web application from any number to the evidence behind it.
+
+A WSGI application served by the standard library (no framework, no Node toolchain): pages are
+rendered on the server with Jinja2 (autoescaped: every text from a model, a file or a URL is text),
+every query runs in DuckDB beside the published snapshot (ingest/explore/snapshot.py), and every view
+is a URL whose query string holds its filters, so a link reproduces it. The page loads only its own
+stylesheet and script from /static/ under a Content-Security-Policy that allows nothing else (no
+inline script, no other origin). A bad parameter is a 400 with a one-line reason, an unknown id a 404.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import time
+import traceback
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from pathlib import Path
+from urllib.parse import parse_qs, urlencode
+
+import duckdb
+import pyarrow.parquet as pq
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from ingest.errors import InputError
+from ingest.explore import audit, comparison, evidence, pair
+from ingest.explore.snapshot import Marts
+from ingest.publish.compare import COLUMNS as COMPARE_COLUMNS
+from ingest.publish.compare import parse_compare
+from ingest.publish.semantic import semantic_layer
+from ingest.publish.slices import COLUMNS as SLICE_COLUMNS
+from ingest.publish.slices import slice_metrics, where_names
+from ingest.publish.where import parse_where
+
+STATIC = Path(__file__).with_name("static")
+STATIC_FILES = {"explore.css": "text/css; charset=utf-8", "explore.js": "text/javascript; charset=utf-8",
+                "favicon.svg": "image/svg+xml"}
+CSP = ("default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; "
+       "base-uri 'none'; frame-ancestors 'none'")
+HEADERS = [("Content-Security-Policy", CSP), ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
+           ("X-Frame-Options", "DENY"), ("Cache-Control", "no-store")]
+DEFAULT_METRICS, DEFAULT_BY = ["delta_htr"], ["model", "condition"]
+SLICE_TIMEOUT = 30
+
+
+class NotFound(Exception):
+    pass
+
+
+@dataclass
+class Request:
+    path: str
+    query: dict[str, list[str]]
+
+    def one(self, name: str, default: str | None = None) -> str | None:
+        values = self.query.get(name)
+        if values and len(values) > 1:
+            raise InputError(name, "given more than once", f"give {name} once")
+        return values[0] if values else default
+
+    def names(self, name: str, default: list[str]) -> list[str]:
+        """Comma-separated names, given once or as repeated parameters (checkboxes)."""
+        values = self.query.get(name)
+        if not values:
+            return list(default)
+        return list(dict.fromkeys(n.strip() for value in values for n in value.split(",") if n.strip()))
+
+    def number(self, name: str, default: int) -> int:
+        value = self.one(name)
+        if value is None or value == "":
+            return default
+        if not value.isdigit():
+            raise InputError(name, f"{value!r} is not a whole number", f"give {name} as 1, 2, ...")
+        return int(value)
+
+
+@dataclass
+class Response:
+    body: bytes
+    status: HTTPStatus = HTTPStatus.OK
+    content_type: str = "text/html; charset=utf-8"
+    extra: list[tuple[str, str]] = field(default_factory=list)
+
+
+def link(path: str, **params) -> str:
+    """PATH with PARAMS as its query string (None and empty values left out)."""
+    kept = {k: v for k, v in params.items() if v is not None and v != "" and v != []}
+    return f"{path}?{urlencode(kept, doseq=True)}" if kept else path
+
+
+class Explorer:
+    def __init__(self, warehouse: Path):
+        self.marts = Marts(warehouse)
+        self.layer = semantic_layer()
+        self.templates = Environment(loader=PackageLoader("ingest.explore", "templates"),
+                                     autoescape=select_autoescape(default=True, default_for_string=True),
+                                     trim_blocks=True, lstrip_blocks=True)
+        self.templates.globals.update(link=link, url_value=evidence.url_value)
+        self.routes = {"/": self.metrics_view, "/cell": self.cell_view, "/cell.csv": self.cell_export,
+                       "/cell.parquet": self.cell_export, "/pair": self.pair_view, "/answer": self.answer_view,
+                       "/compare": self.compare_view, "/compare/questions": self.compare_questions_view,
+                       "/cell/cases": self.cases_view, "/case": self.case_view, "/hb": self.hb_view, "/hb/row": self.hb_row_view}
+
+    # the WSGI entry point
+    def __call__(self, environ, start_response):
+        request = Request(environ.get("PATH_INFO") or "/", parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True))
+        started = time.perf_counter()
+        try:
+            response = self.respond(request, environ.get("REQUEST_METHOD", "GET"))
+        except Exception as error:  # noqa: BLE001 - the page says so in a line; the traceback goes to the log
+            traceback.print_exc()
+            response = self.error(HTTPStatus.INTERNAL_SERVER_ERROR, f"{type(error).__name__}: {error}")
+        headers = [("Content-Type", response.content_type), ("Content-Length", str(len(response.body))),
+                   ("Server-Timing", f"app;dur={(time.perf_counter() - started) * 1000:.1f}"), *HEADERS, *response.extra]
+        start_response(f"{response.status.value} {response.status.phrase}", headers)
+        return [response.body]
+
+    def respond(self, request: Request, method: str) -> Response:
+        if method not in ("GET", "HEAD"):
+            return self.error(HTTPStatus.METHOD_NOT_ALLOWED, "only GET: every view is a link")
+        if request.path.startswith("/static/"):
+            return self.static(request.path.removeprefix("/static/"))
+        handler = self.routes.get(request.path)
+        if handler is None:
+            return self.error(HTTPStatus.NOT_FOUND, f"no page {request.path}")
+        for attempt in (1, 2):
+            try:
+                return handler(request)
+            except NotFound as missing:
+                return self.error(HTTPStatus.NOT_FOUND, str(missing))
+            except InputError as error:
+                return self.error(HTTPStatus.BAD_REQUEST, str(error))
+            except duckdb.IOException:
+                # the snapshot a page began on was pruned under it (several publishes while it ran):
+                # the page again, whole, on the snapshot current now
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def static(self, name: str) -> Response:
+        # a fixed list of files by name: no path from the URL ever reaches the file system
+        if name not in STATIC_FILES:
+            return self.error(HTTPStatus.NOT_FOUND, "no such file")
+        return Response((STATIC / name).read_bytes(), content_type=STATIC_FILES[name],
+                        extra=[("Cache-Control", "max-age=3600")])
+
+    def page(self, template: str, code: HTTPStatus = HTTPStatus.OK, **context) -> Response:
+        pinned = context.pop("pinned", None)
+        html = self.templates.get_template(template).render(build=pinned.build if pinned else None,
+                                                            snapshot=pinned.id if pinned else None, **context)
+        return Response(html.encode(), code)
+
+    def error(self, status: HTTPStatus, reason: str) -> Response:
+        return self.page("error.html", status, status=status, reason=(reason.splitlines() or [""])[0])
+
+    # the views
+    def _slice(self, request: Request):
+        metrics = request.names("metric", DEFAULT_METRICS)
+        by = request.names("by", DEFAULT_BY)
+        where = (request.one("where") or "").strip() or None
+        for name in metrics:
+            self.layer.metric(name)
+        condition = parse_where(where, where_names(self.layer)) if where else None
+        return metrics, by, where, condition
+
+    def metrics_view(self, request: Request) -> Response:
+        metrics, by, where, _ = self._slice(request)
+        pinned = self.marts.now()
+        frame = slice_metrics(metrics, by, where, con=pinned.cursor(), timeout=SLICE_TIMEOUT)
+        names = [c for c in frame.columns if c != "metric" and c not in SLICE_COLUMNS]
+        cells = []
+        for row in frame.to_dict(orient="records"):
+            values = {name: evidence.url_value(row[name]) for name in names}
+            cells.append({**row, "link": self.cell_link(row["metric"], by, where, values)})
+        return self.page("metrics.html", pinned=pinned, cells=cells, names=names, chosen=metrics, by=by, where=where or "",
+                         layer=self.layer, labels={d.name: d.short for d in self.layer.dimensions.values()})
+
+    @staticmethod
+    def cell_link(metric: str, by: list[str], where: str | None, values: dict[str, str | None], path: str = "/cell",
+                  **extra) -> str:
+        params = {"metric": metric, "by": ",".join(by), "where": where}
+        params |= {f"v.{name}": value for name, value in values.items() if value is not None}
+        params["null"] = ",".join(name for name, value in values.items() if value is None)
+        return link(path, **params, **extra)
+
+    def _cell(self, request: Request, without=None) -> evidence.Cell:
+        metric = request.one("metric")
+        if not metric:
+            raise InputError("metric", "no metric named", "open a cell from the metrics table")
+        _, by, where, condition = self._slice(request)
+        nulls = set(request.names("null", []))
+        values = {name[2:]: vals[0] for name, vals in request.query.items() if name.startswith("v.") and vals}
+        values |= {name: None for name in nulls}
+        return evidence.cell_from_query(self.layer, metric, by, values, condition, where, without)
+
+    def _list_request(self, request: Request) -> evidence.ListRequest:
+        # "any" (an empty value) filters nothing
+        filters = {name: request.one(f"f.{name}") for name in evidence.FILTERS if request.one(f"f.{name}")}
+        return evidence.ListRequest(filters, request.one("sort", "question"), (request.one("q") or "").strip(),
+                                    request.number("page", 1))
+
+    def cell_view(self, request: Request) -> Response:
+        cell = self._cell(request)
+        ask = self._list_request(request)
+        pinned = self.marts.now()
+        cur = pinned.cursor()
+        # the slice of this one cell: its numbers are the whole slice's for it (each cell's replicates are its own)
+        try:
+            frame = slice_metrics([cell.metric.name], cell.by, evidence.cell_where(cell), con=cur, timeout=SLICE_TIMEOUT)
+        except InputError as error:
+            if "no rows match" in str(error):
+                raise NotFound("no such cell in the build shown (its values select no question)") from None
+            raise
+        names = [d.name for d in cell.dimensions]
+        matched = frame[[all(evidence.url_value(v) == cell.values[n] for n, v in zip(names, vals))
+                         for vals in frame[names].itertuples(index=False)]]
+        if matched.empty:
+            raise NotFound("no such cell in the build shown (its values select no question)")
+        listed = evidence.items(cur, self.layer, cell, ask)
+        here = {"metric": cell.metric.name, "by": ",".join(cell.by), "where": cell.where,
+                **{f"v.{n}": v for n, v in cell.values.items() if v is not None},
+                "null": ",".join(n for n, v in cell.values.items() if v is None)}
+        state = {**here, **{f"f.{k}": v for k, v in ask.filters.items()}, "sort": ask.sort, "q": ask.search}
+        return self.page("cell.html", pinned=pinned, cell=cell, stats=matched.iloc[0].to_dict(),
+                         recomputed=evidence.summary(cur, self.layer, cell), listed=listed, ask=ask, here=here,
+                         at=lambda **changed: link("/cell", **{**state, **changed}),
+                         download=lambda kind: link(f"/cell.{kind}", **here), cases=link("/cell/cases", **here),
+                         filters=evidence.FILTERS, sorts=list(evidence.SORTS), back=link("/", metric=cell.metric.name,
+                                                                                           by=",".join(cell.by), where=cell.where))
+
+    def cell_export(self, request: Request) -> Response:
+        cell = self._cell(request)
+        pinned = self.marts.now()
+        sql, params = evidence.export_sql(self.layer, cell)
+        table = pinned.cursor().execute(sql, params).to_arrow_table()
+        name = f"{cell.metric.name}-cell-{pinned.id[:8]}"
+        if request.path.endswith(".parquet"):
+            sink = io.BytesIO()
+            filters = self.cell_link(cell.metric.name, cell.by, cell.where, cell.values, path="")
+            pq.write_table(table.replace_schema_metadata({"hindsight_filter": filters, "snapshot_id": pinned.id}), sink)
+            body, kind = sink.getvalue(), "application/vnd.apache.parquet"
+        else:
+            text = io.StringIO()
+            writer = csv.writer(text)
+            writer.writerow(table.column_names)
+            writer.writerows(zip(*(column.to_pylist() for column in table.columns)) if table.num_rows else [])
+            body, kind = text.getvalue().encode(), "text/csv; charset=utf-8"
+        suffix = request.path.rsplit(".", 1)[1]
+        return Response(body, content_type=kind, extra=[("Content-Disposition", f'attachment; filename="{name}.{suffix}"')])
+
+    def cases_view(self, request: Request) -> Response:
+        cell = self._cell(request)
+        pinned = self.marts.now()
+        cases = evidence.case_influence(pinned.cursor(), self.layer, cell)
+        if not cases:
+            raise NotFound("no case of the cell has a value of the metric in the build shown")
+        back = self.cell_link(cell.metric.name, cell.by, cell.where, cell.values)
+        return self.page("cases.html", pinned=pinned, cell=cell, cases=cases, back=back)
+
+    def case_view(self, request: Request) -> Response:
+        cohort, case_id = request.one("cohort"), request.one("case_id")
+        if not cohort or not case_id:
+            raise InputError("case", "no case named", "give cohort and case_id, or open a case from a cell's cases")
+        pinned = self.marts.now()
+        case, questions = evidence.case_questions(pinned.cursor(), cohort, case_id)
+        if case is None:
+            raise NotFound(f"no case {cohort}/{case_id} in the build shown")
+        return self.page("case.html", pinned=pinned, case=case, questions=questions)
+
+    def hb_view(self, request: Request) -> Response:
+        pinned = self.marts.now()
+        return self.page("hb.html", pinned=pinned, rows=audit.audit_rows(pinned.cursor()))
+
+    def hb_row_view(self, request: Request) -> Response:
+        model_key = request.one("model_key")
+        if not model_key:
+            raise InputError("model_key", "no audit row named", "open a row from the HindsightBench page")
+        version = request.number("row_version", 1)
+        pinned = self.marts.now()
+        found = audit.audit_row(pinned.cursor(), model_key, version)
+        if found is None:
+            raise NotFound(f"no audit row {model_key!r} (version {version}) in the build shown")
+        return self.page("hb_row.html", pinned=pinned, found=found)
+
+    def compare_view(self, request: Request) -> Response:
+        metrics, by, where, _ = self._slice(request)
+        compare = (request.one("compare") or "").strip()
+        pinned = self.marts.now()
+        cur = pinned.cursor()
+        models = [r[0] for r in cur.execute("select distinct model from fct_metric_parts order by 1").fetchall()]
+        cells, names = [], []
+        if compare:
+            frame = slice_metrics(metrics, by, where, con=cur, timeout=SLICE_TIMEOUT, compare=compare)
+            names = [c for c in frame.columns if c != "metric" and c not in COMPARE_COLUMNS]
+            for row in frame.to_dict(orient="records"):
+                values = {name: evidence.url_value(row[name]) for name in names}
+                cells.append({**row, "link": self.cell_link(row["metric"], by, where, values, path="/compare/questions",
+                                                            compare=compare)})
+        return self.page("compare.html", pinned=pinned, cells=cells, names=names, chosen=metrics, by=by, where=where or "",
+                         compare=compare, models=models, layer=self.layer)
+
+    def compare_questions_view(self, request: Request) -> Response:
+        compared = parse_compare(request.one("compare") or "", self.layer)
+        cell = self._cell(request, without=compared[0])
+        pinned = self.marts.now()
+        rows = comparison.questions(pinned.cursor(), self.layer, cell, compared)
+        back = link("/compare", metric=cell.metric.name, by=",".join(cell.by), where=cell.where, compare=request.one("compare"))
+        return self.page("compare_questions.html", pinned=pinned, cell=cell, compared=compared, rows=rows, back=back,
+                         limit=comparison.LIMIT)
+
+    def pair_view(self, request: Request) -> Response:
+        return self._question_cell(request, "pair", pair.pair)
+
+    def answer_view(self, request: Request) -> Response:
+        return self._question_cell(request, "answer", pair.single)
+
+    def _question_cell(self, request: Request, noun: str, find) -> Response:
+        """A pair, or an answer, by its id: the paper's Figure 2 with both answers."""
+        named = request.one("id")
+        if not named:
+            raise InputError("id", f"no {noun} named", f"open a {noun} from a cell's evidence")
+        pinned = self.marts.now()
+        try:
+            found = find(pinned.cursor(), named)
+        except InputError as missing:
+            raise NotFound(str(missing)) from None
+        return self.page("pair.html", pinned=pinned, found=found, back=_back(request))
+
+
+def _back(request: Request) -> str | None:
+    """The evidence page to go back to: one of this application's own cell links, nothing else."""
+    back = request.one("back")
+    return back if back and back.startswith("/cell?") else None
+
+

@@ -1,0 +1,115 @@
+"""One pair (or one answer) as the paper's Figure 2 draws a question, with both answers beside it:
+what the model saw under each visibility (the requests as built: narrative, TTS and question), what it
+did not (the reference answer, the trap and its explanation, the eval target, the cutoff event and
+hour, RelPos), the TTS timeline of the condition's source with the events masking removed marked, both
+answers with their parse and finish, every sample of the same question cell, the calls' ledger
+entries, and the same question under the other conditions, models and prompt variant."""
+from __future__ import annotations
+
+import json
+
+from ingest.errors import InputError
+
+
+def _rows(cur, sql: str, params: list) -> list[dict]:
+    cursor = cur.execute(sql, params)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
+def _one(cur, sql: str, params: list) -> dict | None:
+    rows = _rows(cur, sql, params)
+    return rows[0] if rows else None
+
+
+def answer(cur, response_id: str | None) -> dict | None:
+    """An answer with its text, evidence, scores and its call's ledger entry."""
+    if response_id is None:
+        return None
+    found = _one(cur, """
+        select a.*, t.answer, t.evidence, c.input_tokens, c.output_tokens, c.latency_ms, c.settings_sent, c.started_at,
+            c.finished_at, c.call_status, c.error, c.provider as call_provider, c.base_url_host as call_host, c.batch_key
+        from fct_answers as a
+        left join fct_answer_texts as t using (response_id)
+        left join fct_llm_calls as c on c.call_id = a.call_id and c.purpose = 'answer'
+        where a.response_id = ?""", [response_id])
+    if found and found.get("evidence"):
+        try:
+            found["evidence"] = json.loads(found["evidence"]) if isinstance(found["evidence"], str) else found["evidence"]
+        except ValueError:
+            pass
+    return found
+
+
+def request(cur, question_id: str, condition: str, visibility: str, prompt_variant: str) -> dict | None:
+    """The request the model answered: what it saw (narrative, TTS, question as sent)."""
+    found = _one(cur, """
+        select * from fct_answer_requests
+        where question_id = ? and condition = ? and visibility = ? and prompt_variant = ?
+        order by narrative_model nulls first limit 1""", [question_id, condition, visibility, prompt_variant])
+    if found:
+        for key in ("tts_json", "question_json"):
+            try:
+                found[key] = json.loads(found[key]) if found.get(key) else None
+            except ValueError:
+                pass
+    return found
+
+
+def timeline(cur, question: dict, source: str | None) -> list[dict]:
+    """The case's events of SOURCE in time order, each marked kept or removed by the cutoff."""
+    if not source:
+        return []
+    return _rows(cur, """
+        select event, time_hours, chronological_index, is_duplicate, time_hours > ? as removed
+        from fct_tts_events
+        where cohort = ? and case_id = ? and source = ?
+        order by time_hours, chronological_index""", [question["cutoff_hours"], question["cohort"], question["case_id"], source])
+
+
+def pair(cur, pair_id: str) -> dict:
+    """Everything the pair view shows; InputError (a 404) for an unknown pair."""
+    found = _one(cur, "select * from fct_answer_pairs where pair_id = ?", [pair_id])
+    if found is None:
+        raise InputError("pair", f"no pair {pair_id!r} in the build shown", "open pairs from a cell's evidence")
+    return _question_cell(cur, found, found["full_response_id"], found["masked_response_id"])
+
+
+def single(cur, response_id: str) -> dict:
+    """An answer (Acc and HTR cells list answers, not pairs), with its pair's other side where it has one."""
+    found = answer(cur, response_id)
+    if found is None:
+        raise InputError("answer", f"no answer {response_id!r} in the build shown", "open answers from a cell's evidence")
+    paired = _one(cur, "select * from fct_answer_pairs where full_response_id = ? or masked_response_id = ? limit 1",
+                  [response_id, response_id])
+    if paired:
+        return _question_cell(cur, paired, paired["full_response_id"], paired["masked_response_id"])
+    sides = {"full": response_id if found["visibility"] == "full" else None,
+             "masked": response_id if found["visibility"] == "masked" else None}
+    return _question_cell(cur, {**found, "pair_id": None}, sides["full"], sides["masked"])
+
+
+def _question_cell(cur, head: dict, full_id: str | None, masked_id: str | None) -> dict:
+    question = _one(cur, "select * from dim_questions where question_id = ?", [head["question_id"]])
+    condition = _one(cur, "select * from dim_conditions where condition = ?", [head["condition"]]) or {}
+    keys = [head["question_id"], head["condition"], head["prompt_variant"]]
+    full = request(cur, *keys[:2], "full", keys[2])
+    masked = request(cur, *keys[:2], "masked", keys[2])
+    samples = _rows(cur, """
+        select pair_id, sample_index, acc_full, acc_masked, htr_full, htr_masked, delta_acc, delta_htr, air, hbr, both_valid
+        from fct_answer_pairs where question_id = ? and model = ? and condition = ? and prompt_variant = ?
+        order by sample_index""", [head["question_id"], head["model"], head["condition"], head["prompt_variant"]])
+    elsewhere = _rows(cur, """
+        select pair_id, model, condition, prompt_variant, sample_index, delta_htr, delta_acc
+        from fct_answer_pairs where question_id = ? and not (model = ? and condition = ? and prompt_variant = ?)
+        order by model, condition, prompt_variant, sample_index""",
+                      [head["question_id"], head["model"], head["condition"], head["prompt_variant"]])
+    if question and question.get("options_json"):
+        try:
+            question["options"] = json.loads(question["options_json"])
+        except ValueError:
+            question["options"] = None
+    return {"head": head, "question": question, "condition": condition, "full_request": full, "masked_request": masked,
+            "full": answer(cur, full_id), "masked": answer(cur, masked_id),
+            "timeline": timeline(cur, question, condition.get("tts_source")) if question else [],
+            "samples": samples, "elsewhere": elsewhere}

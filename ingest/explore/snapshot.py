@@ -1,0 +1,74 @@
+"""The published snapshot the explorer reads, one build per page.
+
+Each snapshot gets an in-memory DuckDB database of its own holding a view per public mart over that
+snapshot's files (ingest/serve/snapshots.serving_views, pinned). Views in an in-memory database's
+main schema are seen by every cursor of it, so each request reads through a cursor of its own: every
+query of a page reads one build, and a publish (or a killed build, which publishes nothing) never
+changes a page half-way. A request after a publish reads the new snapshot: the pointer is read per
+request, a new database made once per snapshot id. The engine may read the snapshots' folder and
+nothing else (external access off, the setting locked), and the databases are read-only by nature:
+nothing a view reads can be written through them.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from ingest.db import duckdb_settings
+from ingest.errors import InputError
+from ingest.serve.snapshots import current, serving_views, snapshots_root
+
+KEPT = 2          # the snapshot now and the one before (pages still reading it finish on it)
+
+
+@dataclass
+class Pinned:
+    id: str
+    con: duckdb.DuckDBPyConnection
+    build: dict
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        return self.con.cursor()
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+class Marts:
+    """The current snapshot of WAREHOUSE's marts, as Pinned databases made on first use."""
+
+    def __init__(self, warehouse: Path):
+        self.warehouse = warehouse
+        self._pinned: dict[str, Pinned] = {}
+        self._lock = threading.Lock()
+
+    def now(self) -> Pinned:
+        snapshot = current(self.warehouse)
+        if snapshot is None:
+            raise InputError(self.warehouse, "no published snapshot of the marts yet",
+                             "run `hindsight build` (every successful build publishes one), or `hindsight demo`")
+        with self._lock:
+            pinned = self._pinned.get(snapshot.id)
+            if pinned is None:
+                pinned = self._pinned[snapshot.id] = self._open(snapshot)
+                for old in list(self._pinned)[:-KEPT]:
+                    self._pinned.pop(old)        # closed when the last cursor reading it is gone
+            return pinned
+
+    def _open(self, snapshot) -> Pinned:
+        con = duckdb.connect(":memory:", config=duckdb_settings())
+        for mart, sql in serving_views(self.warehouse, snapshot.manifest["marts"], pinned=snapshot.id).items():
+            con.execute(f'create view "{mart}" as {sql}')
+        root = str(snapshots_root(self.warehouse)) + os.sep
+        con.execute(f"set allowed_directories = [{_literal(root)}]")
+        con.execute("set enable_external_access = false")
+        con.execute("set lock_configuration = true")
+        cursor = con.execute("select * from dim_build")
+        row = cursor.fetchone()
+        build = dict(zip([d[0] for d in cursor.description], row)) if row else {}
+        return Pinned(snapshot.id, con, build)

@@ -1,0 +1,174 @@
+"""The explorer in headless Chromium on the demo: from the metrics table to a significant ΔHTR cell's
+evidence to a pair and back, by clicks and by the keyboard, then two models compared; what the pages
+show equals hindsight metrics (and --compare); no request leaves the explorer's origin, the console stays clean, and an automated
+accessibility check passes on every page. Its screenshots are the docs' (HINDSIGHT_WRITE_SCREENSHOTS=1
+writes them into docs/img)."""
+from __future__ import annotations
+
+import os
+import re
+import threading
+from contextlib import closing
+
+import pytest
+from test_report_browser import browser  # noqa: F401 - the Chromium fixture
+
+from conftest import PROJECT
+from ingest.explore.app import Explorer
+from ingest.explore.server import serve
+from ingest.publish.slices import slice_metrics
+from ingest.serve.snapshots import open_marts
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+IMAGES = PROJECT / "docs" / "img"
+# every control labelled, every table header scoped, one h1, the page's language, images described
+ACCESSIBILITY = """() => {
+    const problems = [];
+    if (!document.documentElement.lang) problems.push('no lang on <html>');
+    if (document.querySelectorAll('h1').length !== 1) problems.push('not one h1');
+    for (const control of document.querySelectorAll('input:not([type=hidden]), select, textarea')) {
+        const labelled = (control.id && document.querySelector(`label[for="${control.id}"]`)) || control.closest('label')
+            || control.getAttribute('aria-label');
+        if (!labelled) problems.push(`unlabelled ${control.tagName} ${control.name}`);
+    }
+    for (const header of document.querySelectorAll('thead th')) if (!header.getAttribute('scope')) problems.push('th without scope');
+    for (const image of document.images) if (!image.alt) problems.push('image without alt');
+    for (const link of document.querySelectorAll('a')) if (!link.textContent.trim()) problems.push(`empty link ${link.href}`);
+    for (const button of document.querySelectorAll('button')) if (!button.textContent.trim()) problems.push('unnamed button');
+    return problems;
+}"""
+
+
+@pytest.fixture(scope="module")
+def explorer(demo_warehouse):
+    db = demo_warehouse[0]
+    server = serve(Explorer(db), port=0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield db, f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+
+
+def shot(page, name: str, tmp_path) -> None:
+    path = tmp_path / f"{name}.png"
+    page.screenshot(path=str(path), full_page=False)
+    assert path.stat().st_size > 20_000
+    if os.environ.get("HINDSIGHT_WRITE_SCREENSHOTS"):
+        IMAGES.mkdir(exist_ok=True)
+        (IMAGES / path.name).write_bytes(path.read_bytes())
+
+
+def test_three_clicks_from_a_metric_to_the_pair_behind_it_and_back(browser, explorer, tmp_path):  # noqa: F811
+    db, url = explorer
+    context = browser.contexts[0] if browser.contexts else browser.new_context()
+    page = context.new_page()
+    page.set_viewport_size({"width": 1360, "height": 900})
+    problems, elsewhere = [], []
+    page.on("console", lambda message: problems.append(message.text) if message.type in ("error", "warning") else None)
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.on("request", lambda request: elsewhere.append(request.url) if not request.url.startswith(url) else None)
+
+    page.goto(f"{url}/?metric=delta_htr&by=model,condition")
+    assert page.evaluate(ACCESSIBILITY) == []
+    with closing(open_marts(db)) as con:
+        expected = slice_metrics(["delta_htr"], ["model", "condition"], con=con)
+    rows = page.locator("tr[data-metric]")
+    assert rows.count() == len(expected)
+    shot(page, "explore-metrics", tmp_path)
+
+    # click 1: the first significant ΔHTR cell's estimate
+    significant = expected[expected["significant"] & (expected["estimate"] > 0)].iloc[0]
+    row = page.locator("tr[data-metric]").filter(has_text=significant.model).filter(
+        has=page.locator(f'td:text-is("{significant.condition}")')).filter(has_text=significant.answer__prompt_variant).first
+    with page.expect_navigation():
+        row.locator("a[data-evidence]").click()
+    assert page.url.startswith(f"{url}/cell?")
+    shown = [float(v) for v in page.locator("[data-stats] td[data-estimate]").evaluate_all("cells => cells.map(c => c.dataset.estimate)")]
+    assert shown == pytest.approx([significant.estimate] * 2, abs=1e-12)
+    assert int(re.search(r"(\d+) samples match", page.inner_text("main")).group(1)) == significant.n_answers
+    assert page.evaluate(ACCESSIBILITY) == []
+    shot(page, "explore-cell", tmp_path)
+    evidence = page.url
+
+    # click 2: a pair where the model moved toward the trap, found by the flip filter
+    with page.expect_navigation():          # the script applies a filter as it is chosen
+        page.select_option("#f-flip", "masked right → full trap")
+    assert "f.flip=" in page.url
+    with page.expect_navigation():
+        page.locator("a[data-open]").first.click()
+    assert page.url.startswith(f"{url}/pair?")
+    text = page.inner_text("main")
+    assert "What the model did not see" in text and "Full context" in text and "Masked context" in text
+    assert page.locator('li[data-removed="true"]').count() > 0
+    assert page.evaluate(ACCESSIBILITY) == []
+    shot(page, "explore-pair", tmp_path)
+
+    # click 3: back to the evidence, as it was filtered
+    with page.expect_navigation():
+        page.locator("a[data-back]").click()
+    assert page.url.startswith(f"{url}/cell?") and "f.flip=" in page.url
+    page.goto(evidence)
+    with page.expect_navigation():
+        page.locator("a[data-back]").click()
+    assert page.url.startswith(f"{url}/?")
+
+    # the keyboard: j moves to the first cell link, Enter opens it
+    page.keyboard.press("j")
+    assert page.evaluate("document.activeElement.dataset.evidence !== undefined")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert page.url.startswith(f"{url}/cell?")
+
+    # compare two models: the form, the differences (hindsight metrics --compare's), the questions where they differ
+    compare = "model=sim:hindsight@0.3,sim:noise@0.2"
+    with page.expect_navigation():
+        page.locator("nav a", has_text="Compare").click()
+    page.fill("#compare", compare)
+    page.fill("#by", "condition")
+    with page.expect_navigation():
+        page.locator("button", has_text="Compare").click()
+    with closing(open_marts(db)) as con:
+        differences = slice_metrics(["delta_htr"], ["condition"], con=con, compare=compare)
+    shown = page.locator("tr[data-difference]").evaluate_all("rows => rows.map(r => Number(r.dataset.difference))")
+    assert shown == pytest.approx(list(differences["difference"]), abs=1e-12)
+    assert page.evaluate(ACCESSIBILITY) == []
+    shot(page, "explore-compare", tmp_path)
+    with page.expect_navigation():
+        page.locator("a[data-questions]").first.click()
+    assert page.locator("tr[data-question]").count() == differences.iloc[0].n_questions
+    assert page.evaluate(ACCESSIBILITY) == []
+    page.close()
+    assert problems == [] and elsewhere == []
+
+
+def test_a_static_slice_opens_from_file_with_the_network_blocked(browser, explorer, tmp_path):  # noqa: F811
+    from ingest.explore.static_site import write_static
+
+    db, _ = explorer
+    write_static(Explorer(db), tmp_path / "slice", ["delta_htr"], ["model", "condition"],
+                 "model = 'sim:hindsight@0.3' and condition = '2.1'")
+    context = browser.new_context()
+    blocked = []
+
+    def refuse(route):
+        blocked.append(route.request.url)
+        route.abort()
+
+    context.route(re.compile(r"^(?!file:).*"), refuse)          # everything but the folder's own files
+    page = context.new_page()
+    problems = []
+    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+    page.on("requestfailed", lambda request: problems.append(request.url))
+    page.goto((tmp_path / "slice" / "index.html").as_uri())
+    assert page.locator("tr[data-metric]").count() == 2          # the two prompt variants
+    with page.expect_navigation():
+        page.locator("a[data-evidence]").first.click()
+    assert page.url.startswith("file:") and page.locator("tr[data-id]").count() > 0
+    assert page.evaluate("getComputedStyle(document.body).fontFamily").startswith("system-ui")     # its stylesheet loaded
+    with page.expect_navigation():
+        page.locator("a[data-open]").first.click()
+    assert page.locator('li[data-removed="true"]').count() > 0 and "What the model did not see" in page.inner_text("main")
+    page.close()
+    context.close()
+    assert blocked == [] and problems == []
