@@ -231,16 +231,18 @@ def test_the_documented_notebook_recipes_run_as_written(demo):
     assert "delta_htr" in shown and "sim:hindsight@0.3" in shown and re.search(r"\('[0-9a-f-]{36}',\)", shown)
 
 
-def test_the_documented_slice_commands_run_as_written(demo, tmp_path):
-    block, = documented("docs/slicing.md", "slice-commands", "sh")
-    commands = [line.split("  #")[0].strip() for line in block.splitlines() if line.startswith("hindsight ")]
-    assert len(commands) == 5
+def test_the_documented_slice_and_sql_commands_run_as_written(demo, tmp_path):
+    """docs/slicing.md's slices and docs/analyst-access.md's SQL and export, as written."""
+    blocks = documented("docs/slicing.md", "slice-commands", "sh") + documented("docs/analyst-access.md", "slice-commands", "sh")
+    commands = [line.split("  #")[0].strip() for block in blocks for line in block.splitlines() if line.startswith("hindsight ")]
+    assert len(commands) == 8
     for command in commands:
         program, *args = shlex.split(command)          # the environment's own hindsight, as if activated
         done = subprocess.run([str(Path(sys.executable).with_name(program)), *args], cwd=tmp_path, env=cli_env(demo),
                               capture_output=True, text=True)
         assert done.returncode == 0 and done.stdout.strip(), f"{command}: {done.stderr[-2000:]}"
-    assert len(pd.read_csv(tmp_path / "air.csv")) > 10
+    assert len(pd.read_csv(tmp_path / "air.csv")) > 10 and len(pd.read_csv(tmp_path / "audit.csv")) > 3
+    assert (tmp_path / "export" / "manifest.json").is_file()
 
 
 def test_comparing_the_prompt_variants_equals_a_replicate_loop_over_the_stored_draws(demo):
