@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from ingest.errors import InputError
+from ingest.llm.prompts import answer_messages
 
 
 def _rows(cur, sql: str, params: list) -> list[dict]:
@@ -28,7 +29,8 @@ def answer(cur, response_id: str | None) -> dict | None:
         return None
     found = _one(cur, """
         select a.*, t.answer, t.evidence, c.input_tokens, c.output_tokens, c.latency_ms, c.settings_sent, c.started_at,
-            c.finished_at, c.call_status, c.error, c.provider as call_provider, c.base_url_host as call_host, c.batch_key
+            c.finished_at, c.call_status, c.error, c.provider as call_provider, c.base_url_host as call_host, c.batch_key,
+            c.warning_position
         from fct_answers as a
         left join fct_answer_texts as t using (response_id)
         left join fct_llm_calls as c on c.call_id = a.call_id and c.purpose = 'answer'
@@ -41,13 +43,16 @@ def answer(cur, response_id: str | None) -> dict | None:
     return found
 
 
-def request(cur, question_id: str, condition: str, visibility: str, prompt_variant: str) -> dict | None:
+def request(cur, question_id: str, condition: str, visibility: str, prompt_variant: str,
+            warning_position: str | None = None) -> dict | None:
     """The request the model answered: what it saw (narrative, TTS, question as sent)."""
     found = _one(cur, """
         select * from fct_answer_requests
         where question_id = ? and condition = ? and visibility = ? and prompt_variant = ?
         order by narrative_model nulls first limit 1""", [question_id, condition, visibility, prompt_variant])
     if found:
+        # the messages exactly as the runner renders them from this row (Appendix C's prompts)
+        found["messages"] = answer_messages(found, warning_position or "end")
         for key in ("tts_json", "question_json"):
             try:
                 found[key] = json.loads(found[key]) if found.get(key) else None
@@ -93,8 +98,9 @@ def _question_cell(cur, head: dict, full_id: str | None, masked_id: str | None) 
     question = _one(cur, "select * from dim_questions where question_id = ?", [head["question_id"]])
     condition = _one(cur, "select * from dim_conditions where condition = ?", [head["condition"]]) or {}
     keys = [head["question_id"], head["condition"], head["prompt_variant"]]
-    full = request(cur, *keys[:2], "full", keys[2])
-    masked = request(cur, *keys[:2], "masked", keys[2])
+    answers = {"full": answer(cur, full_id), "masked": answer(cur, masked_id)}
+    # rendered where the warning was when the call was made (the ledger says; replayed answers have no call)
+    sent = {side: request(cur, *keys[:2], side, keys[2], (answers[side] or {}).get("warning_position")) for side in answers}
     samples = _rows(cur, """
         select pair_id, sample_index, acc_full, acc_masked, htr_full, htr_masked, delta_acc, delta_htr, air, hbr, both_valid
         from fct_answer_pairs where question_id = ? and model = ? and condition = ? and prompt_variant = ?
@@ -109,7 +115,7 @@ def _question_cell(cur, head: dict, full_id: str | None, masked_id: str | None) 
             question["options"] = json.loads(question["options_json"])
         except ValueError:
             question["options"] = None
-    return {"head": head, "question": question, "condition": condition, "full_request": full, "masked_request": masked,
-            "full": answer(cur, full_id), "masked": answer(cur, masked_id),
+    return {"head": head, "question": question, "condition": condition, "full_request": sent["full"],
+            "masked_request": sent["masked"], "full": answers["full"], "masked": answers["masked"],
             "timeline": timeline(cur, question, condition.get("tts_source")) if question else [],
             "samples": samples, "elsewhere": elsewhere}

@@ -351,3 +351,25 @@ def test_a_static_slice_is_a_self_contained_folder_within_its_bound(app, demo, t
         assert "<form" not in text
     done = hindsight(demo, "explore", "--static", out, expect=2)
     assert "the folder is not empty" in done.stderr
+
+
+def test_a_pair_shows_the_request_exactly_as_the_runner_renders_it(app, demo):
+    """The messages of the pair view are Appendix C's, rendered from the request row by the runner's
+    own function (the singular dbt tests hold that no hidden field reaches a request row)."""
+    from ingest.llm.prompts import answer_messages
+
+    pair_id, question_id, condition, variant = query(demo, """
+        select pair_id, question_id, condition, prompt_variant from fct_answer_pairs
+        where condition = '1.1' order by pair_id limit 1""")[0]
+    _, _, page = get(app, "/pair", id=pair_id)
+    shown = [html.unescape(m) for m in re.findall(r'<pre class="message" data-message="[^"]*">(.*?)</pre>', page, re.S)]
+    cursor = open_marts(demo)
+    try:
+        rows = cursor.execute("""select * from fct_answer_requests where question_id = ? and condition = ? and prompt_variant = ?
+                                 and narrative_model is null order by visibility""", [question_id, condition, variant])
+        names = [d[0] for d in rows.description]
+        requests = {r[names.index("visibility")]: dict(zip(names, r)) for r in rows.fetchall()}
+    finally:
+        cursor.close()
+    expected = [m["content"] for side in ("full", "masked") for m in answer_messages(requests[side])]
+    assert shown == expected and len(shown) == 4

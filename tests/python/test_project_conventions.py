@@ -29,7 +29,8 @@ ALLOWED = {
     "stats": {"core", "stats"},
     "publish": {"core", "stats", "publish", "serve"},   # readers read the published snapshot
     "serve": {"core", "serve"},      # snapshots of the marts, and dbt's plugin that publishes them
-    "explore": {"core", "stats", "publish", "serve", "explore"},    # a reader of the snapshot, with slices' estimator
+    # a reader of the snapshot, with slices' estimator, and the prompts a request was rendered with
+    "explore": {"core", "stats", "publish", "serve", "explore", "llm"},
     "demo": {"core", "load", "llm", "stats", "publish", "demo", "build", "status"},
     # exports the landing zone, plans and runs dbt on Spark as the DuckDB build does, the estimators on its executors
     "spark": {"core", "stats", "publish", "spark", "build", "dbt_process"},

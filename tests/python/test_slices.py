@@ -246,10 +246,10 @@ def test_the_documented_slice_and_sql_commands_run_as_written(demo, tmp_path):
 
 
 def test_comparing_the_prompt_variants_equals_a_replicate_loop_over_the_stored_draws(demo):
-    """ΔHTR, standard minus warning prompt, per model, on the question rows both have: a loop over
+    """ΔHTR, standard minus warning prompt, per model and condition, on the question rows both have: a loop over
     fct_metric_parts' rows and fct_bootstrap_samples gives the same difference and interval."""
     with closing(open_marts(demo)) as con:
-        compared = slice_metrics(["delta_htr"], ["model"], con=con, compare="prompt_variant=standard,warning")
+        compared = slice_metrics(["delta_htr"], ["model", "condition"], con=con, compare="prompt_variant=standard,warning")
         rows = con.execute("""select model, cohort, case_id, question_id, condition, prompt_variant, delta_htr_sum
                               from fct_metric_parts where visibility = 'paired' and delta_htr_n = 1""").fetchall()
         draws = con.execute("select replicate, cohort, case_id, multiplicity from fct_bootstrap_samples").fetchall()
@@ -259,10 +259,10 @@ def test_comparing_the_prompt_variants_equals_a_replicate_loop_over_the_stored_d
     values = {}
     for model, cohort, case_id, question_id, condition, variant, value in rows:
         values.setdefault(model, {}).setdefault(variant, {})[(question_id, condition)] = ((cohort, case_id), value)
-    assert len(compared) >= 2
+    assert len(compared) >= 5
     for row in compared.itertuples():
         standard, warning = values[row.model]["standard"], values[row.model]["warning"]
-        shared = sorted(set(standard) & set(warning))
+        shared = sorted(k for k in set(standard) & set(warning) if k[1] == row.condition)
         assert row.n_questions == len(shared)
         differences = []
         for replicate in sorted(by_replicate):
@@ -274,7 +274,7 @@ def test_comparing_the_prompt_variants_equals_a_replicate_loop_over_the_stored_d
         point = (sum(standard[k][1] for k in shared) - sum(warning[k][1] for k in shared)) / len(shared)
         assert row.difference == pytest.approx(point, abs=1e-12)
         assert (row.ci_low, row.ci_high) == pytest.approx(tuple(np.percentile(differences, [2.5, 97.5])), abs=1e-12)
-    printed = json.loads(hindsight(demo, "metrics", "--metric", "delta_htr", "--by", "model", "--compare",
+    printed = json.loads(hindsight(demo, "metrics", "--metric", "delta_htr", "--by", "model,condition", "--compare",
                                    "prompt_variant=standard,warning", "--format", "json").stdout)
     assert [r["ci_low"] for r in printed] == [None if pd.isna(v) else v for v in compared["ci_low"]]
     assert hindsight(demo, "metrics", "--metric", "acc", "--compare", "cohort=a,b", expect=2).stderr.count("\n") == 1
