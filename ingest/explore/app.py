@@ -9,7 +9,6 @@ inline script, no other origin). A bad parameter is a 400 with a one-line reason
 """
 from __future__ import annotations
 
-import csv
 import io
 import time
 import traceback
@@ -19,6 +18,9 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlencode
 
 import duckdb
+import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 from jinja2 import Environment, PackageLoader, select_autoescape
 
@@ -166,14 +168,22 @@ class Explorer:
     def metrics_view(self, request: Request) -> Response:
         metrics, by, where, _ = self._slice(request)
         pinned = self.marts.now()
-        frame = slice_metrics(metrics, by, where, con=pinned.cursor(), timeout=SLICE_TIMEOUT)
+        frame = self._sliced(pinned, metrics, by, where)
+        if (listed := self._listed(request, frame, "metrics", pinned)) is not None:
+            return listed
         names = [c for c in frame.columns if c != "metric" and c not in SLICE_COLUMNS]
         cells = []
         for row in frame.to_dict(orient="records"):
             values = {name: evidence.url_value(row[name]) for name in names}
             cells.append({**row, "link": self.cell_link(row["metric"], by, where, values)})
-        return self.page("metrics.html", pinned=pinned, cells=cells, names=names, chosen=metrics, by=by, where=where or "",
+        return self.page("metrics.html", pinned=pinned, downloads=self._downloads(request),
+                         cells=cells, names=names, chosen=metrics, by=by, where=where or "",
                          layer=self.layer, labels={d.name: d.short for d in self.layer.dimensions.values()})
+
+    @staticmethod
+    def _sliced(pinned, metrics: list[str], by: list[str], where: str | None, compare: str | None = None):
+        return pinned.slice(("slice", tuple(metrics), tuple(by), where, compare), lambda: slice_metrics(
+            metrics, by, where, con=pinned.cursor(), timeout=SLICE_TIMEOUT, compare=compare))
 
     @staticmethod
     def cell_link(metric: str, by: list[str], where: str | None, values: dict[str, str | None], path: str = "/cell",
@@ -204,13 +214,18 @@ class Explorer:
         ask = self._list_request(request)
         pinned = self.marts.now()
         cur = pinned.cursor()
-        # the slice of this one cell: its numbers are the whole slice's for it (each cell's replicates are its own)
+        # the cell's numbers: from the slice it was opened from where this snapshot has it already, else
+        # the slice of this one cell (the same numbers: each cell's replicates are its own)
+        remembered = pinned.remembered(lambda key: key[0] == "slice" and cell.metric.name in key[1] and list(key[2]) == cell.by
+                                       and key[3] == cell.where and key[4] is None)
         try:
-            frame = slice_metrics([cell.metric.name], cell.by, evidence.cell_where(cell), con=cur, timeout=SLICE_TIMEOUT)
+            frame = remembered[-1] if remembered else slice_metrics(
+                [cell.metric.name], cell.by, evidence.cell_where(cell), con=cur, timeout=SLICE_TIMEOUT)
         except InputError as error:
             if "no rows match" in str(error):
                 raise NotFound("no such cell in the build shown (its values select no question)") from None
             raise
+        frame = frame[frame["metric"] == cell.metric.name]
         names = [d.name for d in cell.dimensions]
         matched = frame[[all(evidence.url_value(v) == cell.values[n] for n, v in zip(names, vals))
                          for vals in frame[names].itertuples(index=False)]]
@@ -232,21 +247,26 @@ class Explorer:
         cell = self._cell(request)
         pinned = self.marts.now()
         sql, params = evidence.export_sql(self.layer, cell)
-        table = pinned.cursor().execute(sql, params).to_arrow_table()
-        name = f"{cell.metric.name}-cell-{pinned.id[:8]}"
-        if request.path.endswith(".parquet"):
-            sink = io.BytesIO()
-            filters = self.cell_link(cell.metric.name, cell.by, cell.where, cell.values, path="")
-            pq.write_table(table.replace_schema_metadata({"hindsight_filter": filters, "snapshot_id": pinned.id}), sink)
-            body, kind = sink.getvalue(), "application/vnd.apache.parquet"
-        else:
-            text = io.StringIO()
-            writer = csv.writer(text)
-            writer.writerow(table.column_names)
-            writer.writerows(zip(*(column.to_pylist() for column in table.columns)) if table.num_rows else [])
-            body, kind = text.getvalue().encode(), "text/csv; charset=utf-8"
-        suffix = request.path.rsplit(".", 1)[1]
-        return Response(body, content_type=kind, extra=[("Content-Disposition", f'attachment; filename="{name}.{suffix}"')])
+        table = pinned.cursor().sql(sql, params=params).to_arrow_table()
+        filters = self.cell_link(cell.metric.name, cell.by, cell.where, cell.values, path="/cell")
+        return download(table, request.path.rsplit(".", 1)[1], f"{cell.metric.name}-cell", filters, pinned.id)
+
+    @staticmethod
+    def _downloads(request: Request) -> dict[str, str]:
+        """This view's list as a CSV or Parquet file: the same URL with format=."""
+        kept = {k: v if len(v) > 1 else v[0] for k, v in request.query.items() if k != "format"}
+        return {fmt: link(request.path, **kept, format=fmt) for fmt in ("csv", "parquet")}
+
+    def _listed(self, request: Request, rows, name: str, pinned) -> Response | None:
+        """The list a view shows as a file, where its URL asks for one (format=csv|parquet)."""
+        fmt = request.one("format")
+        if fmt is None:
+            return None
+        if fmt not in ("csv", "parquet"):
+            raise InputError("format", f"{fmt!r} is not a download", "ask for format=csv or format=parquet")
+        frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
+        made = link(request.path, **{k: v if len(v) > 1 else v[0] for k, v in request.query.items() if k != "format"})
+        return download(pa.Table.from_pandas(frame, preserve_index=False), fmt, name, made, pinned.id)
 
     def cases_view(self, request: Request) -> Response:
         cell = self._cell(request)
@@ -254,8 +274,10 @@ class Explorer:
         cases = evidence.case_influence(pinned.cursor(), self.layer, cell)
         if not cases:
             raise NotFound("no case of the cell has a value of the metric in the build shown")
+        if (listed := self._listed(request, cases, f"{cell.metric.name}-cases", pinned)) is not None:
+            return listed
         back = self.cell_link(cell.metric.name, cell.by, cell.where, cell.values)
-        return self.page("cases.html", pinned=pinned, cell=cell, cases=cases, back=back)
+        return self.page("cases.html", pinned=pinned, downloads=self._downloads(request), cell=cell, cases=cases, back=back)
 
     def case_view(self, request: Request) -> Response:
         cohort, case_id = request.one("cohort"), request.one("case_id")
@@ -269,7 +291,8 @@ class Explorer:
 
     def hb_view(self, request: Request) -> Response:
         pinned = self.marts.now()
-        return self.page("hb.html", pinned=pinned, rows=audit.audit_rows(pinned.cursor()))
+        rows = audit.audit_rows(pinned.cursor())
+        return self._listed(request, rows, "audit-rows", pinned) or self.page("hb.html", pinned=pinned, downloads=self._downloads(request), rows=rows)
 
     def hb_row_view(self, request: Request) -> Response:
         model_key = request.one("model_key")
@@ -290,13 +313,16 @@ class Explorer:
         models = [r[0] for r in cur.execute("select distinct model from fct_metric_parts order by 1").fetchall()]
         cells, names = [], []
         if compare:
-            frame = slice_metrics(metrics, by, where, con=cur, timeout=SLICE_TIMEOUT, compare=compare)
+            frame = self._sliced(pinned, metrics, by, where, compare)
+            if (listed := self._listed(request, frame, "comparison", pinned)) is not None:
+                return listed
             names = [c for c in frame.columns if c != "metric" and c not in COMPARE_COLUMNS]
             for row in frame.to_dict(orient="records"):
                 values = {name: evidence.url_value(row[name]) for name in names}
                 cells.append({**row, "link": self.cell_link(row["metric"], by, where, values, path="/compare/questions",
                                                             compare=compare)})
-        return self.page("compare.html", pinned=pinned, cells=cells, names=names, chosen=metrics, by=by, where=where or "",
+        return self.page("compare.html", pinned=pinned, downloads=self._downloads(request),
+                         cells=cells, names=names, chosen=metrics, by=by, where=where or "",
                          compare=compare, models=models, layer=self.layer)
 
     def compare_questions_view(self, request: Request) -> Response:
@@ -304,8 +330,11 @@ class Explorer:
         cell = self._cell(request, without=compared[0])
         pinned = self.marts.now()
         rows = comparison.questions(pinned.cursor(), self.layer, cell, compared)
+        if (listed := self._listed(request, rows, "where-they-differ", pinned)) is not None:
+            return listed
         back = link("/compare", metric=cell.metric.name, by=",".join(cell.by), where=cell.where, compare=request.one("compare"))
-        return self.page("compare_questions.html", pinned=pinned, cell=cell, compared=compared, rows=rows, back=back,
+        return self.page("compare_questions.html", pinned=pinned, downloads=self._downloads(request),
+                         cell=cell, compared=compared, rows=rows, back=back,
                          limit=comparison.LIMIT)
 
     def pair_view(self, request: Request) -> Response:
@@ -321,10 +350,23 @@ class Explorer:
             raise InputError("id", f"no {noun} named", f"open a {noun} from a cell's evidence")
         pinned = self.marts.now()
         try:
-            found = find(pinned.cursor(), named)
+            found = find(pinned.cursor(), named, request.one("model"))
         except InputError as missing:
             raise NotFound(str(missing)) from None
         return self.page("pair.html", pinned=pinned, found=found, back=_back(request))
+
+
+def download(table, fmt: str, name: str, made_by: str, snapshot_id: str) -> Response:
+    """TABLE as a CSV or Parquet file (the Parquet file records the link that made it and the snapshot)."""
+    sink = io.BytesIO()
+    if fmt == "parquet":
+        pq.write_table(table.replace_schema_metadata({"hindsight_filter": made_by, "snapshot_id": snapshot_id}), sink)
+        kind = "application/vnd.apache.parquet"
+    else:
+        pacsv.write_csv(table, sink)
+        kind = "text/csv; charset=utf-8"
+    return Response(sink.getvalue(), content_type=kind,
+                    extra=[("Content-Disposition", f'attachment; filename="{name}-{snapshot_id[:8]}.{fmt}"')])
 
 
 def _back(request: Request) -> str | None:

@@ -33,7 +33,7 @@ def questions(cur, layer: SemanticLayer, cell: Cell, compared: tuple[Dimension, 
             select *, cast("{dimension.name}" as varchar) as arm, {metric.numerator} / {metric.denominator} as value
             from ({rows}) where {kept})
         select a.question_id, q.question, a.cohort, a.case_id, {', '.join(f'a.{c}' for c in match if c != 'question_id')},
-            a.value as value_a, b.value as value_b, a.value - b.value as difference,
+            a.value as value_a, b.value as value_b, a.value - b.value as difference, a.model as model_a, b.model as model_b,
             {sample.format(s='a')} as open_a, {sample.format(s='b')} as open_b
         from arms as a
         inner join arms as b on {joined}

@@ -84,9 +84,19 @@ def summary(cur, layer: SemanticLayer, cell: Cell) -> dict:
     return dict(zip(["estimate", "n_questions", "n_cases", "n_answers", "n_valid", "n_rows"], row))
 
 
+def _model_literal(cell: Cell) -> str | None:
+    """The cell's model as an SQL literal (sqlglot's), where the cell fixes one."""
+    model = cell.values.get("model")
+    return exp.Literal.string(model).sql(dialect="duckdb") if model is not None else None
+
+
 def _items_sql(cell: Cell, question_rows: str) -> str:
-    """One row per sample of the cell's question rows: a pair (paired metrics) or an answer."""
+    """One row per sample of the cell's question rows: a pair (paired metrics) or an answer. Where the
+    cell fixes the model, every answer-level fact is read for that model only: their snapshot files are
+    a file per model, and DuckDB skips the others' on their statistics."""
     metric = cell.metric.name
+    model = _model_literal(cell)
+    of = (lambda alias: f" and {alias}.model = {model}") if model else (lambda alias: "")
     if cell.paired:
         return f"""
             select p.pair_id as id, 'pair' as kind, p.cohort, p.case_id, p.question_id, p.model, p.condition, p.prompt_variant,
@@ -100,9 +110,11 @@ def _items_sql(cell: Cell, question_rows: str) -> str:
                 coalesce(p.paired_judge_model, af.judge_model, am.judge_model) as judge_model,
                 p.full_response_id, p.masked_response_id
             from ({question_rows}) as r
-            inner join fct_answer_pairs as p using (question_id, model, condition, prompt_variant)
-            left join fct_answers as af on af.response_id = p.full_response_id
-            left join fct_answers as am on am.response_id = p.masked_response_id"""
+            inner join fct_answer_pairs as p
+                on p.question_id = r.question_id and p.model = r.model and p.condition = r.condition
+                and p.prompt_variant = r.prompt_variant{of("p")}
+            left join fct_answers as af on af.response_id = p.full_response_id{of("af")}
+            left join fct_answers as am on am.response_id = p.masked_response_id{of("am")}"""
     return f"""
         select a.response_id as id, 'answer' as kind, a.cohort, a.case_id, a.question_id, a.model, a.condition, a.prompt_variant,
             a.visibility, a.sample_index, a.format, a.options_type, r.relpos, r.relpos_band, a.parse_status as flip,
@@ -111,23 +123,35 @@ def _items_sql(cell: Cell, question_rows: str) -> str:
             a.acc as acc_full, null::double as acc_masked, a.htr as htr_full, null::double as htr_masked,
             a.parse_status, a.finish_reason, a.judge_model, a.response_id as full_response_id, null as masked_response_id
         from ({question_rows}) as r
-        inner join fct_answers as a using (question_id, model, condition, prompt_variant, visibility)
+        inner join fct_answers as a
+            on a.question_id = r.question_id and a.model = r.model and a.condition = r.condition
+            and a.prompt_variant = r.prompt_variant and a.visibility = r.visibility{of("a")}
         where a.is_latest_in_cell"""
 
 
 def items(cur, layer: SemanticLayer, cell: Cell, ask: ListRequest) -> dict:
     """A page of the cell's samples, filtered, searched and sorted, with the total that match and the
-    values the filters can take."""
+    values the filters can take. The cell's samples are gathered once, into a temporary table of the
+    request's own cursor, and counted, paged and listed from there."""
     question_rows, params = cell_sql(layer, cell)
-    base = f"""
-        with samples as ({_items_sql(cell, question_rows)}),
-        texted as (
-            select s.*, q.question, tf.answer as full_answer, tm.answer as masked_answer
-            from samples as s
-            inner join dim_questions as q using (question_id)
-            left join fct_answer_texts as tf on tf.response_id = s.full_response_id
-            left join fct_answer_texts as tm on tm.response_id = s.masked_response_id)"""
-    tests, values = [], list(params)
+    model = _model_literal(cell)
+    of = f" and t.model = {model}" if model else ""
+    cur.execute(f"""
+        create or replace temp table cell_samples as
+        with samples as ({_items_sql(cell, question_rows)})
+        select s.*, q.question, tf.answer as full_answer, tm.answer as masked_answer
+        from samples as s
+        inner join dim_questions as q using (question_id)
+        left join fct_answer_texts as tf on tf.response_id = s.full_response_id{of.replace("t.", "tf.")}
+        left join fct_answer_texts as tm on tm.response_id = s.masked_response_id{of.replace("t.", "tm.")}""", params)
+    try:
+        return _page(cur, ask)
+    finally:
+        cur.execute("drop table if exists cell_samples")
+
+
+def _page(cur, ask: ListRequest) -> dict:
+    tests, values = [], []
     for name, value in ask.filters.items():
         if name not in FILTERS:
             raise InputError(name, "not a filter of this list", f"filter by {', '.join(FILTERS)}")
@@ -141,17 +165,17 @@ def items(cur, layer: SemanticLayer, cell: Cell, ask: ListRequest) -> dict:
     order = SORTS.get(ask.sort)
     if order is None:
         raise InputError("sort", f"{ask.sort!r} is not a sort of this list", f"sort by {', '.join(SORTS)}")
-    total, = cur.execute(f"{base} select count(*) from texted {where}", values).fetchone()
+    total, = cur.execute(f"select count(*) from cell_samples {where}", values).fetchone()
     pages = max(1, -(-total // PAGE))
     if ask.page < 1 or ask.page > pages:
         raise InputError("page", f"page {ask.page} of {pages}", f"ask for a page from 1 to {pages}")
-    cursor = cur.execute(f"{base} select * from texted {where} order by {order} limit {PAGE} offset {(ask.page - 1) * PAGE}",
+    cursor = cur.execute(f"select * from cell_samples {where} order by {order} limit {PAGE} offset {(ask.page - 1) * PAGE}",
                          values)
     names = [d[0] for d in cursor.description]
     rows = [dict(zip(names, row)) for row in cursor.fetchall()]
     # the values each filter can take, in one pass over the cell's samples
-    lists = cur.execute(f"{base} select {', '.join(f'list(distinct cast({c} as varchar) order by cast({c} as varchar))' for c in FILTERS.values())} "
-                        "from samples", params).fetchone()
+    lists = cur.execute("select " + ", ".join(f"list(distinct cast({c} as varchar) order by cast({c} as varchar))"
+                                              for c in FILTERS.values()) + " from cell_samples").fetchone()
     options = {name: [v for v in (values or []) if v is not None] for name, values in zip(FILTERS, lists)}
     return {"rows": rows, "total": total, "page": ask.page, "pages": pages, "options": options}
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
@@ -25,14 +26,38 @@ from ingest.serve.snapshots import current, serving_views, snapshots_root
 KEPT = 2          # the snapshot now and the one before (pages still reading it finish on it)
 
 
+SLICES_KEPT = 64  # slices remembered per snapshot (a few KB each)
+
+
 @dataclass
 class Pinned:
     id: str
     con: duckdb.DuckDBPyConnection
     build: dict
+    slices: OrderedDict = field(default_factory=OrderedDict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         return self.con.cursor()
+
+    def slice(self, key: tuple, compute):
+        """COMPUTE()'s slice, once per KEY in this snapshot: a snapshot never changes, so neither does a
+        slice of it (going back to the metrics, or on to a cell of them, costs no second pass)."""
+        with self.lock:
+            if key in self.slices:
+                self.slices.move_to_end(key)
+                return self.slices[key]
+        frame = compute()                # outside the lock: other pages go on meanwhile
+        with self.lock:
+            self.slices[key] = frame
+            while len(self.slices) > SLICES_KEPT:
+                self.slices.popitem(last=False)
+        return frame
+
+    def remembered(self, wanted) -> list:
+        """The slices already made whose key WANTED accepts, oldest first."""
+        with self.lock:
+            return [frame for key, frame in self.slices.items() if wanted(key)]
 
 
 def _literal(text: str) -> str:

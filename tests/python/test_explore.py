@@ -373,3 +373,20 @@ def test_a_pair_shows_the_request_exactly_as_the_runner_renders_it(app, demo):
         cursor.close()
     expected = [m["content"] for side in ("full", "masked") for m in answer_messages(requests[side])]
     assert shown == expected and len(shown) == 4
+
+
+@pytest.mark.parametrize("path, params, name", [
+    ("/", {"metric": "delta_htr", "by": "model"}, "metrics"),
+    ("/compare", {"metric": "delta_htr", "by": "condition", "compare": "model=sim:hindsight@0.3,sim:noise@0.2"}, "comparison"),
+    ("/hb", {}, "audit-rows"),
+])
+def test_every_list_downloads_as_csv_and_parquet_with_the_filter_that_made_it(app, path, params, name):
+    _, _, text = get(app, path, **params)
+    rows = len(re.findall(r"<tr data-", text))
+    csv_link = html.unescape(re.search(r'href="([^"]*)" data-download="csv"', text).group(1))
+    status, headers, body = get_url(app, csv_link)
+    assert status == 200 and name in headers["Content-Disposition"] and len(pd.read_csv(io.StringIO(body))) == rows > 0
+    status, _, body = get_url(app, html.unescape(re.search(r'href="([^"]*)" data-download="parquet"', text).group(1)))
+    table = pq.read_table(io.BytesIO(body))
+    assert table.num_rows == rows and table.schema.metadata[b"hindsight_filter"].decode().startswith(path)
+    assert get(app, path, **params, format="xlsx")[0] == 400
