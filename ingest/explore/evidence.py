@@ -34,7 +34,11 @@ FLIPS = ("masked right → full trap", "masked right → full other", "masked wr
          "masked trap → full other", "changed, same scores", "unchanged", "not scored")
 # what a list can be filtered by (the URL's parameter: the column), sorted by, and searched in
 FILTERS = {"flip": "flip", "format": "format", "options_type": "options_type", "relpos_band": "relpos_band",
-           "parse_status": "parse_status", "finish_reason": "finish_reason", "judge": "judge_model"}
+           "parse_status": "parse_status", "finish_reason": "finish_reason", "judge": "judge_model", "verdict": "verdict"}
+# a judged sample's verdict: the judge's scores, full / masked (free responses; NULL for the others)
+VERDICT = """case when {judge} is not null then
+    'Acc ' || coalesce(cast(acc_full as varchar), '—') || ' / ' || coalesce(cast(acc_masked as varchar), '—')
+    || ' · HTR ' || coalesce(cast(htr_full as varchar), '—') || ' / ' || coalesce(cast(htr_masked as varchar), '—') end"""
 SORTS = {"question": "question_id, model, condition, prompt_variant, sample_index", "value": "value desc nulls last, question_id",
          "relpos": "relpos nulls last, question_id", "case": "cohort, case_id, question_id"}
 SEARCHED = ("question", "answer", "full_answer", "masked_answer")
@@ -139,7 +143,8 @@ def items(cur, layer: SemanticLayer, cell: Cell, ask: ListRequest) -> dict:
     cur.execute(f"""
         create or replace temp table cell_samples as
         with samples as ({_items_sql(cell, question_rows)})
-        select s.*, q.question, tf.answer as full_answer, tm.answer as masked_answer
+        select s.*, {VERDICT.format(judge='s.judge_model')} as verdict, q.question, tf.answer as full_answer,
+            tm.answer as masked_answer
         from samples as s
         inner join dim_questions as q using (question_id)
         left join fct_answer_texts as tf on tf.response_id = s.full_response_id{of.replace("t.", "tf.")}

@@ -390,3 +390,17 @@ def test_every_list_downloads_as_csv_and_parquet_with_the_filter_that_made_it(ap
     table = pq.read_table(io.BytesIO(body))
     assert table.num_rows == rows and table.schema.metadata[b"hindsight_filter"].decode().startswith(path)
     assert get(app, path, **params, format="xlsx")[0] == 400
+
+
+def test_the_judges_verdicts_filter_the_judged_samples(app, demo):
+    link = cell_links(app, metric="delta_htr", by="model")[0]
+    text = get_url(app, link)[2]
+    verdicts = [html.unescape(v) for v in re.findall(r'<option value="(Acc [^"]+)"', text)]
+    judged = query(demo, """select count(*) from fct_answer_pairs as p
+                            left join fct_answers as f on f.response_id = p.full_response_id
+                            left join fct_answers as m on m.response_id = p.masked_response_id
+                            where p.model = 'sim:hindsight@0.3' and p.prompt_variant = 'standard'
+                            and coalesce(p.paired_judge_model, f.judge_model, m.judge_model) is not null""")[0][0]
+    count = re.compile(r"(\d+) samples match")
+    shown = sum(int(count.search(get_url(app, f"{link}&{urlencode({'f.verdict': v})}")[2]).group(1)) for v in verdicts)
+    assert verdicts and shown == judged > 0
