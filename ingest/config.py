@@ -159,6 +159,9 @@ ENVIRONMENT = {
     "HINDSIGHT_REQUIRE_BROWSER": EnvironmentVariable(
         "",
         "`1`: the report's browser tests fail instead of skipping."),
+    "HINDSIGHT_WRITE_SCREENSHOTS": EnvironmentVariable(
+        "",
+        "`1`: the browser tests (the explorer's, the Superset dashboard's) write their screenshots into docs/img."),
 }
 
 
