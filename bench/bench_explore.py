@@ -30,19 +30,13 @@ REPEATS = 20
 
 
 def ask(app, url: str) -> tuple[int, str | bytes, float]:
-    path, _, query = url.partition("?")
-    seen = {}
-
-    def start(status, headers):
-        seen["status"], seen["headers"] = int(status.split()[0]), dict(headers)
-
     started = time.perf_counter()
-    body = b"".join(app({"PATH_INFO": path, "QUERY_STRING": query, "REQUEST_METHOD": "GET"}, start))
+    status, headers, body = app.get(url)
     seconds = time.perf_counter() - started
-    text = body.decode() if seen["headers"]["Content-Type"].startswith("text/html") else body
-    if seen["status"] != 200:
-        sys.exit(f"{url}: HTTP {seen['status']}: {text[-500:] if isinstance(text, str) else ''}")
-    return seen["status"], text, seconds
+    text = body.decode() if headers["Content-Type"].startswith("text/html") else body
+    if status != 200:
+        sys.exit(f"{url}: HTTP {status}: {text[-500:] if isinstance(text, str) else ''}")
+    return status, text, seconds
 
 
 def first_link(text: str, pattern: str) -> str:

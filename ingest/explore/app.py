@@ -103,6 +103,17 @@ class Explorer:
                        "/compare": self.compare_view, "/compare/questions": self.compare_questions_view,
                        "/cell/cases": self.cases_view, "/case": self.case_view, "/hb": self.hb_view, "/hb/row": self.hb_row_view}
 
+    def get(self, url: str) -> tuple[int, dict, bytes]:
+        """GET URL of this application in process: (status, headers, body), as a browser would have it."""
+        path, _, query = url.partition("?")
+        seen = {}
+
+        def start(status, headers):
+            seen["status"], seen["headers"] = int(status.split()[0]), dict(headers)
+
+        body = b"".join(self({"PATH_INFO": path, "QUERY_STRING": query, "REQUEST_METHOD": "GET"}, start))
+        return seen["status"], seen["headers"], body
+
     # the WSGI entry point
     def __call__(self, environ, start_response):
         request = Request(environ.get("PATH_INFO") or "/", parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True))

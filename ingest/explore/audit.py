@@ -3,11 +3,7 @@ the checks it failed, its cells by decision date (what the trigger (E1-E3 arms) 
 on each date), the transcript audit per arm, the REC probes by period and the LAP series."""
 from __future__ import annotations
 
-
-def _rows(cur, sql: str, params: list | None = None) -> list[dict]:
-    cursor = cur.execute(sql, params or [])
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row)) for row in cursor.fetchall()]
+from ingest.explore.snapshot import records as _rows
 
 
 def audit_rows(cur) -> list[dict]:

@@ -2,10 +2,10 @@
 both arms have a value of, the two values, their difference, and a sample of each side to open."""
 from __future__ import annotations
 
-from ingest.explore.evidence import Cell
+from ingest.explore.evidence import Cell, cell_sql
+from ingest.explore.snapshot import records
 from ingest.publish.compare import COMPARABLE, GRAIN
 from ingest.publish.semantic import Dimension, SemanticLayer
-from ingest.publish.slices import slice_rows_sql
 
 LIMIT = 200
 
@@ -14,12 +14,8 @@ def questions(cur, layer: SemanticLayer, cell: Cell, compared: tuple[Dimension, 
     """The LIMIT question rows of CELL (its dimensions without the compared one) where the arms differ
     most, then the rest in question order."""
     dimension, a, b = compared
-    rows = slice_rows_sql(layer, [*cell.dimensions, dimension], set(cell.condition.columns) if cell.condition else set())
+    rows, params = cell_sql(layer, cell, also=(dimension,))
     metric = cell.metric
-    visibilities = ", ".join(f"'{v}'" for v in metric.visibilities)
-    tests = [f'cast("{d.name}" as varchar) is not distinct from ?' for d in cell.dimensions]
-    kept = " and ".join([f"visibility in ({visibilities})", f"{metric.denominator} > 0",
-                         *([f"({cell.condition.sql})"] if cell.condition else []), *tests])
     column = COMPARABLE[dimension.name]
     match = [c for c in GRAIN if c != column]
     joined = " and ".join(f"a.{c} = b.{c}" for c in match)
@@ -28,10 +24,10 @@ def questions(cur, layer: SemanticLayer, cell: Cell, compared: tuple[Dimension, 
               "(select min(response_id) from fct_answers as r where r.question_id = {s}.question_id and r.model = {s}.model "
               "and r.condition = {s}.condition and r.prompt_variant = {s}.prompt_variant and r.visibility = {s}.visibility "
               "and r.is_latest_in_cell)")
-    cursor = cur.execute(f"""
+    return records(cur, f"""
         with arms as (
             select *, cast("{dimension.name}" as varchar) as arm, {metric.numerator} / {metric.denominator} as value
-            from ({rows}) where {kept})
+            from ({rows}) where {metric.denominator} > 0)
         select a.question_id, q.question, a.cohort, a.case_id, {', '.join(f'a.{c}' for c in match if c != 'question_id')},
             a.value as value_a, b.value as value_b, a.value - b.value as difference, a.model as model_a, b.model as model_b,
             {sample.format(s='a')} as open_a, {sample.format(s='b')} as open_b
@@ -40,6 +36,4 @@ def questions(cur, layer: SemanticLayer, cell: Cell, compared: tuple[Dimension, 
         inner join dim_questions as q on q.question_id = a.question_id
         where a.arm = ? and b.arm = ?
         order by abs(a.value - b.value) desc, a.question_id
-        limit {LIMIT}""", [*(cell.values.get(d.name) for d in cell.dimensions), a, b])
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row)) for row in cursor.fetchall()]
+        limit {LIMIT}""", [*params, a, b])

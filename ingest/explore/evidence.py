@@ -15,6 +15,7 @@ import sqlglot
 from sqlglot import exp
 
 from ingest.errors import InputError
+from ingest.explore.snapshot import records
 from ingest.publish.semantic import Dimension, Metric, SemanticLayer
 from ingest.publish.slices import KEPT, slice_rows_sql
 from ingest.publish.where import Condition
@@ -66,9 +67,10 @@ class ListRequest:
     page: int = 1
 
 
-def cell_sql(layer: SemanticLayer, cell: Cell) -> tuple[str, list]:
-    """The cell's question rows (fct_metric_parts' with the dimensions), and the parameters."""
-    rows = slice_rows_sql(layer, cell.dimensions, set(cell.condition.columns) if cell.condition else set())
+def cell_sql(layer: SemanticLayer, cell: Cell, also: tuple[Dimension, ...] = ()) -> tuple[str, list]:
+    """The cell's question rows (fct_metric_parts' with the dimensions, and ALSO's, not fixed: a
+    comparison's), and the parameters."""
+    rows = slice_rows_sql(layer, [*cell.dimensions, *also], set(cell.condition.columns) if cell.condition else set())
     visibilities = ", ".join(f"'{v}'" for v in cell.metric.visibilities)
     # compared as text, as a URL carries them (url_value renders each value as DuckDB does)
     tests = [f'cast("{d.name}" as varchar) is not distinct from ?' for d in cell.dimensions]
@@ -174,10 +176,8 @@ def _page(cur, ask: ListRequest) -> dict:
     pages = max(1, -(-total // PAGE))
     if ask.page < 1 or ask.page > pages:
         raise InputError("page", f"page {ask.page} of {pages}", f"ask for a page from 1 to {pages}")
-    cursor = cur.execute(f"select * from cell_samples {where} order by {order} limit {PAGE} offset {(ask.page - 1) * PAGE}",
-                         values)
-    names = [d[0] for d in cursor.description]
-    rows = [dict(zip(names, row)) for row in cursor.fetchall()]
+    rows = records(cur, f"select * from cell_samples {where} order by {order} limit {PAGE} offset {(ask.page - 1) * PAGE}",
+                   values)
     # the values each filter can take, in one pass over the cell's samples
     lists = cur.execute("select " + ", ".join(f"list(distinct cast({c} as varchar) order by cast({c} as varchar))"
                                               for c in FILTERS.values()) + " from cell_samples").fetchone()
@@ -232,7 +232,7 @@ def case_influence(cur, layer: SemanticLayer, cell: Cell) -> list[dict]:
     out ((S - S_c) / (N - N_c)), largest influence first."""
     sql, params = cell_sql(layer, cell)
     m = cell.metric
-    cursor = cur.execute(f"""
+    return records(cur, f"""
         with by_case as (
             select cohort, case_id, sum({m.numerator}) as s, sum({m.denominator}) as n
             from ({sql}) group by cohort, case_id having sum({m.denominator}) > 0),
@@ -242,8 +242,6 @@ def case_influence(cur, layer: SemanticLayer, cell: Cell) -> list[dict]:
             (t.s - b.s) / nullif(t.n - b.n, 0) - t.s / t.n as influence
         from by_case as b, total as t
         order by abs(influence) desc nulls last, b.cohort, b.case_id""", params)
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row)) for row in cursor.fetchall()]
 
 
 def case_questions(cur, cohort: str, case_id: str) -> tuple[dict | None, list[dict]]:

@@ -9,13 +9,8 @@ from __future__ import annotations
 import json
 
 from ingest.errors import InputError
+from ingest.explore.snapshot import records as _rows
 from ingest.llm.prompts import answer_messages
-
-
-def _rows(cur, sql: str, params: list) -> list[dict]:
-    cursor = cur.execute(sql, params)
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row)) for row in cursor.fetchall()]
 
 
 def _one(cur, sql: str, params: list) -> dict | None:

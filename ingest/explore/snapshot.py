@@ -60,6 +60,13 @@ class Pinned:
             return [frame for key, frame in self.slices.items() if wanted(key)]
 
 
+def records(cur, sql: str, params: list | None = None) -> list[dict]:
+    """SQL's rows as dicts by column name."""
+    cursor = cur.execute(sql, params or [])
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
 def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 

@@ -38,17 +38,6 @@ def _file(url: str) -> str:
     return "index.html" if url.split("?")[0] == "/" else f"p-{hashlib.sha1(canonical(url).encode()).hexdigest()[:16]}.html"
 
 
-def _get(app: Explorer, url: str) -> tuple[int, str]:
-    path, _, query = url.partition("?")
-    seen = {}
-
-    def start(status, headers):
-        seen["status"] = int(status.split()[0])
-
-    body = b"".join(app({"PATH_INFO": path, "QUERY_STRING": query, "REQUEST_METHOD": "GET"}, start))
-    return seen["status"], body.decode()
-
-
 def write_static(app: Explorer, out: Path, metrics: list[str], by: list[str], where: str | None,
                  max_pages: int = DEFAULT_MAX_PAGES) -> dict:
     """The slice's pages into OUT; returns what was written (pages, bytes)."""
@@ -88,7 +77,8 @@ def _crawl(app: Explorer, start: str, max_pages: int) -> dict[str, str]:
         url = queue.popleft()
         if url in pages:
             continue
-        status, page = _get(app, url)
+        status, _, body = app.get(url)
+        page = body.decode()
         if status != 200:
             if url == start:
                 reason = re.search(r"data-reason>(.*?)</p>", page, re.S)
