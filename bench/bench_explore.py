@@ -3,8 +3,9 @@ REPEATS times of the WSGI application in this process (what its Server-Timing he
 the network), p50 and p95 per view, and the process's peak resident memory.
 
 The tour: the metrics of a three-dimension slice, its largest cell's evidence, its last page, a pair,
-the cases' influence on the cell, the audit rows and one row's cells by date, a comparison of two
-models, the questions behind a comparison's cell, and an export of the cell's samples (CSV, Parquet).
+the cases' influence on the cell, the audit rows, one row's cells by date, a date's replies and one reply
+with its request, a comparison of two models, the questions behind a comparison's cell, and an export
+of the cell's samples (CSV, Parquet).
 
     .venv/bin/python bench/bench_explore.py                         # on a fresh demo
     .venv/bin/python bench/bench_explore.py --warehouse PATH        # on any built warehouse (100x: bench_serving's)
@@ -67,6 +68,12 @@ def tour(app) -> dict[str, str]:
     row = re.search(r'href="(/hb/row\?[^"]*)" data-row', text)
     if row:                              # (a generated warehouse at scale has no audit rows)
         views["an audit row and its cells by date"] = html.unescape(row.group(1))
+        _, text, _ = ask(app, views["an audit row and its cells by date"])
+        date = re.search(r'href="(/hb/cell\?[^"]*)" data-date-link', text)
+        if date:
+            views["an audit date's replies"] = html.unescape(date.group(1))
+            _, text, _ = ask(app, views["an audit date's replies"])
+            views["a reply with its request"] = first_link(text, r'href="(/hb/reply\?[^"]*)" data-reply')
     views["a comparison of two models"] = "/compare?" + urlencode(
         {"metric": "delta_htr", "by": "condition", "compare": f"model={models[0]},{models[1]}"})
     _, text, _ = ask(app, views["a comparison of two models"])

@@ -10,6 +10,7 @@ inline script, no other origin). A bad parameter is a 400 with a one-line reason
 from __future__ import annotations
 
 import io
+import re
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ HEADERS = [("Content-Security-Policy", CSP), ("X-Content-Type-Options", "nosniff
            ("X-Frame-Options", "DENY"), ("Cache-Control", "no-store")]
 DEFAULT_METRICS, DEFAULT_BY = ["delta_htr"], ["model", "condition"]
 SLICE_TIMEOUT = 30
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 class NotFound(Exception):
@@ -101,7 +103,8 @@ class Explorer:
         self.routes = {"/": self.metrics_view, "/cell": self.cell_view, "/cell.csv": self.cell_export,
                        "/cell.parquet": self.cell_export, "/pair": self.pair_view, "/answer": self.answer_view,
                        "/compare": self.compare_view, "/compare/questions": self.compare_questions_view,
-                       "/cell/cases": self.cases_view, "/case": self.case_view, "/hb": self.hb_view, "/hb/row": self.hb_row_view}
+                       "/cell/cases": self.cases_view, "/case": self.case_view, "/hb": self.hb_view, "/hb/row": self.hb_row_view,
+                       "/hb/cell": self.hb_cell_view, "/hb/reply": self.hb_reply_view}
 
     def get(self, url: str) -> tuple[int, dict, bytes]:
         """GET URL of this application in process: (status, headers, body), as a browser would have it."""
@@ -306,15 +309,53 @@ class Explorer:
         return self._listed(request, rows, "audit-rows", pinned) or self.page("hb.html", pinned=pinned, downloads=self._downloads(request), rows=rows)
 
     def hb_row_view(self, request: Request) -> Response:
-        model_key = request.one("model_key")
-        if not model_key:
-            raise InputError("model_key", "no audit row named", "open a row from the HindsightBench page")
+        model_key = self._audit_row_named(request)
         version = request.number("row_version", 1)
         pinned = self.marts.now()
         found = audit.audit_row(pinned.cursor(), model_key, version)
         if found is None:
             raise NotFound(f"no audit row {model_key!r} (version {version}) in the build shown")
         return self.page("hb_row.html", pinned=pinned, found=found)
+
+    def hb_cell_view(self, request: Request) -> Response:
+        """One decision date of an audit row: what it gave, and the replies behind it."""
+        model_key, version, date = self._audit_row_named(request), request.number("row_version", 1), request.one("date")
+        if not date or not DATE.fullmatch(date):
+            raise InputError("date", f"{date!r} is not a decision date" if date else "no decision date named",
+                             "give date as YYYY-MM-DD, or open a date from an audit row")
+        kind, arm = request.one("kind") or None, request.one("arm") or None
+        if kind is not None and kind not in audit.KINDS:
+            raise InputError("kind", f"{kind!r} is not a kind of reply", f"give kind as one of {', '.join(audit.KINDS)}")
+        if arm is not None and arm not in audit.ARMS:
+            raise InputError("arm", f"{arm!r} is not an arm", f"give arm as one of {', '.join(audit.ARMS)}")
+        pinned = self.marts.now()
+        cur = pinned.cursor()
+        found = audit.date_cell(cur, model_key, version, date)
+        if found is None:
+            raise NotFound(f"no decision date {date} in audit row {model_key!r} (version {version}) of the build shown")
+        replies = audit.cell_replies(cur, model_key, date, kind, arm)
+        if (listed := self._listed(request, audit.flat_replies(replies), f"replies-{model_key}-{date}", pinned)) is not None:
+            return listed
+        row = audit.audit_row(cur, model_key, version)["row"]
+        return self.page("hb_cell.html", pinned=pinned, downloads=self._downloads(request), cell=found, row=row,
+                         replies=replies, kind=kind, arm=arm, kinds=audit.KINDS, arms=audit.ARMS)
+
+    def hb_reply_view(self, request: Request) -> Response:
+        model_key, request_id = self._audit_row_named(request), request.one("request_id")
+        if not request_id:
+            raise InputError("request_id", "no reply named", "open a reply from a decision date's replies")
+        pinned = self.marts.now()
+        found = audit.reply(pinned.cursor(), model_key, request_id)
+        if found is None:
+            raise NotFound(f"no reply {request_id!r} of {model_key!r} in the build shown")
+        return self.page("hb_reply.html", pinned=pinned, reply=found, row_version=request.number("row_version", 1))
+
+    @staticmethod
+    def _audit_row_named(request: Request) -> str:
+        model_key = request.one("model_key")
+        if not model_key:
+            raise InputError("model_key", "no audit row named", "open a row from the HindsightBench page")
+        return model_key
 
     def compare_view(self, request: Request) -> Response:
         metrics, by, where, _ = self._slice(request)

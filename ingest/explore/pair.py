@@ -10,7 +10,11 @@ import json
 
 from ingest.errors import InputError
 from ingest.explore.snapshot import records as _rows
+from ingest.llm.judge import INDIVIDUAL_FIELDS, PAIRED_SCORE_FIELDS
 from ingest.llm.prompts import answer_messages
+
+# the judge's scores (Appendix C's JSON); what else a judge's reply holds is its reasons, shown as given
+SCORE_FIELDS = {*INDIVIDUAL_FIELDS, *PAIRED_SCORE_FIELDS, "full_equals_masked"}
 
 
 def _one(cur, sql: str, params: list) -> dict | None:
@@ -44,6 +48,9 @@ def answer(cur, response_id: str | None, model: str | None = None) -> dict | Non
             found["evidence"] = json.loads(found["evidence"]) if isinstance(found["evidence"], str) else found["evidence"]
         except ValueError:
             pass
+        # evidence is a list of items, or one item (a string): the page lists items, never characters
+        if not isinstance(found["evidence"], list):
+            found["evidence"] = [found["evidence"]]
     return found
 
 
@@ -63,6 +70,24 @@ def request(cur, question_id: str, condition: str, visibility: str, prompt_varia
             except ValueError:
                 pass
     return found
+
+
+def judgments(cur, ids: list[str | None], model: str) -> dict[str, dict]:
+    """The judgments IDS name (an answer's, a pair's) by id, each with the judge's reply read: its
+    scores, and every other field it gave (its reasons) in `reasons`."""
+    named = [i for i in ids if i]
+    if not named:
+        return {}
+    found = _rows(cur, f"""select * from fct_judgments where model = ? and judgment_id in ({', '.join('?' * len(named))})""",
+                  [model, *named])
+    for one in found:
+        try:
+            said = json.loads(one["judge_output"]) if one.get("judge_output") else {}
+        except ValueError:
+            said = None                       # not JSON: the page shows the reply as it came
+        one["reasons"] = ({k: v for k, v in said.items() if k not in SCORE_FIELDS and not isinstance(v, (dict, list))}
+                          if isinstance(said, dict) else None)
+    return {one["judgment_id"]: one for one in found}
 
 
 def timeline(cur, question: dict, source: str | None) -> list[dict]:
@@ -122,7 +147,10 @@ def _question_cell(cur, head: dict, full_id: str | None, masked_id: str | None) 
             question["options"] = json.loads(question["options_json"])
         except ValueError:
             question["options"] = None
+    judged = judgments(cur, [(answers[side] or {}).get("judgment_id") for side in answers] + [head.get("paired_judgment_id")],
+                       head["model"])
     return {"head": head, "question": question, "condition": condition, "full_request": sent["full"],
+            "judgments": judged,
             "masked_request": sent["masked"], "full": answers["full"], "masked": answers["masked"],
             "timeline": timeline(cur, question, condition.get("tts_source")) if question else [],
             "samples": samples, "elsewhere": elsewhere}

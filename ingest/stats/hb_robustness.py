@@ -344,33 +344,48 @@ def _re2_search(rx: re.Pattern, texts: pa.Array) -> np.ndarray | None:
     return matched.to_numpy(zero_copy_only=False).astype(bool)
 
 
+def reply_flags(replies: pd.DataFrame, nodes: pd.DataFrame, lexicon: Lexicon) -> pd.DataFrame:
+    """The transcript audit's flags of each reply (replies: arm, decision_date, reply_text; nodes:
+    decision_date, fake_date), in its order: whether it mentions a year, an event of each lexicon and
+    a "Month YYYY"; for a W reply whose node has a transplant date, the asserted fake year, the true
+    year (NA where the two years are one) and an anachronism (NA elsewhere)."""
+    fake = dict(zip(nodes["decision_date"], nodes["fake_date"]))
+    texts = replies["reply_text"].fillna("").tolist()
+    flags = {name: lexicon.hits(name, texts) for name in ("year", "event7", "event18", "monthyear")}
+    out = pd.DataFrame(flags, index=replies.index).astype("boolean")
+    audited = {"fake_year": [pd.NA] * len(texts), "true_year": [pd.NA] * len(texts), "anachronism": [pd.NA] * len(texts)}
+    # no year token at all, no anachronism: the token-by-token check reads the others only
+    has_year = lexicon.hits("year_token", texts)
+    for i, (arm, date, text) in enumerate(zip(replies["arm"], replies["decision_date"], texts)):
+        fake_date = fake.get(date)
+        if arm != "W" or not isinstance(fake_date, str):
+            continue
+        fake_year, true_year = int(fake_date[:4]), int(date[:4])
+        audited["fake_year"][i] = _has_year(text, fake_year)
+        if true_year != fake_year:
+            audited["true_year"][i] = _has_year(text, true_year)
+        audited["anachronism"][i] = bool(has_year[i]) and lexicon.anachronism(text, fake_year)
+    for name, values in audited.items():
+        out[name] = pd.array(values, dtype="boolean")
+    return out
+
+
 def transcript_audit(replies: pd.DataFrame, nodes: pd.DataFrame, lexicon: Lexicon) -> pd.DataFrame:
     """One row per model x arm (W, M): replies with a hit of each pattern set, and for W the asserted
     fake year (over replies whose node has a transplant date), the true year (over those whose true
-    year differs) and anachronisms. replies: model_key, arm, decision_date, replicate, reply_text."""
-    fake = dict(zip(nodes["decision_date"], nodes["fake_date"]))
+    year differs) and anachronisms (reply_flags, summed). replies: model_key, arm, decision_date,
+    replicate, reply_text."""
     rows = []
     for (model_key, arm), part in replies.groupby(["model_key", "arm"], sort=True):
         row = {"model_key": model_key, "arm": arm, "n_files": len(part), "n_dates": part["decision_date"].nunique(),
                "n_replicates": part["replicate"].nunique()}
-        texts = part["reply_text"].tolist()
+        flags = reply_flags(part, nodes, lexicon)
         for name in ("year", "event7", "event18", "monthyear"):
-            row[f"{name}_hits"] = int(lexicon.hits(name, texts).sum())
+            row[f"{name}_hits"] = int(flags[name].sum())
         if arm == "W":
-            row.update(fake_year_hits=0, fake_year_files=0, true_year_hits=0, true_year_files=0, anachronism_hits=0)
-            # no year token at all, no anachronism: the token-by-token check reads the others only
-            has_year = lexicon.hits("year_token", texts)
-            for date, text, any_year in zip(part["decision_date"], texts, has_year):
-                fake_date = fake.get(date)
-                if not isinstance(fake_date, str):
-                    continue
-                fake_year, true_year = int(fake_date[:4]), int(date[:4])
-                row["fake_year_files"] += 1
-                row["fake_year_hits"] += _has_year(text, fake_year)
-                if true_year != fake_year:
-                    row["true_year_files"] += 1
-                    row["true_year_hits"] += _has_year(text, true_year)
-                row["anachronism_hits"] += bool(any_year) and lexicon.anachronism(text, fake_year)
+            for name in ("fake_year", "true_year"):
+                row[f"{name}_hits"], row[f"{name}_files"] = int(flags[name].sum()), int(flags[name].notna().sum())
+            row["anachronism_hits"] = int(flags["anachronism"].sum())
         rows.append(row)
     columns = {"model_key": "string", "arm": "string", "n_files": "Int32", "n_dates": "Int32", "n_replicates": "Int32",
                "year_hits": "Int32", "event7_hits": "Int32", "event18_hits": "Int32", "monthyear_hits": "Int32",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import io
+import json
 import re
 import shutil
 import socket
@@ -194,7 +195,18 @@ def hostile(demo, tmp_path_factory):
              "<a href=\"javascript:window.pwned = 3\">click</a>"]
     rows = [{"question_id": q, "model": "replay:hostile", "condition": "2.1", "visibility": visibility,
              "answer": texts[(i + j) % 3]} for i, (q,) in enumerate(questions) for j, visibility in enumerate(("full", "masked"))]
+    # a free response too, judged elsewhere by a judge whose reasons hold the same markup
+    (free,), = query(db, "select question_id from dim_questions where format = 'free response' order by question_id limit 1")
+    rows += [{"question_id": free, "model": "replay:hostile", "condition": "2.1", "visibility": visibility, "answer": texts[j]}
+             for j, visibility in enumerate(("full", "masked"))]
     hindsight(db, "load", "responses", write_jsonl(db.parent / "hostile.jsonl", rows))
+    judged = [{"kind": "individual", "question_id": free, "model": "replay:hostile", "condition": "2.1", "visibility": visibility,
+               "judge": "replay:hostile-judge", "accuracy_score": 0, "htr_score": 0, "reason": texts[j]}
+              for j, visibility in enumerate(("full", "masked"))]
+    judged.append({"kind": "paired", "question_id": free, "model": "replay:hostile", "condition": "2.1", "judge": "replay:hostile-judge",
+                   "full_equals_masked": False, "full_accuracy_score": 0, "masked_accuracy_score": 0, "full_htr_score": 0,
+                   "masked_htr_score": 0, "hbr_score": 0, "reason": texts[2]})
+    hindsight(db, "load", "judgments", write_jsonl(db.parent / "hostile-judgments.jsonl", judged))
     hindsight(db, "build", "--exclude", "resource_type:test", "resource_type:unit_test")
     return db, texts
 
@@ -204,13 +216,15 @@ def test_model_text_with_markup_is_shown_as_text(hostile):
     app = Explorer(db)
     pairs = [r[0] for r in query(db, "select pair_id from fct_answer_pairs where model = 'replay:hostile'")]
     assert pairs
-    shown = set()
+    shown, reasons = set(), set()
     for pair_id in pairs:
         status, _, page = get(app, "/pair", id=pair_id)
         assert status == 200
         assert "<script>window" not in page and "<img src=x" not in page and 'href="javascript:' not in page
         shown |= {html.unescape(text) for text in re.findall(r'<p class="answer" data-answer>(.*?)</p>', page, re.S)}
+        reasons |= {html.unescape(text) for text in re.findall(r'<dd data-reason="reason">(.*?)</dd>', page, re.S)}
     assert set(texts) <= shown          # each as the text it is, escaped in the page
+    assert reasons == set(texts)        # the judge's reasons too: both answers' and the pair's
 
 
 def test_explore_binds_loopback_and_warns_for_another_address(demo, tmp_path):
@@ -319,10 +333,72 @@ def test_the_audit_rows_show_their_verdicts_and_lead_to_their_cells_by_date(app,
     link = html.unescape(re.search(r'href="(/hb/row\?[^"]*)" data-row', text).group(1))
     status, _, page = get_url(app, link)
     model_key = re.search(r"model_key=([^&]+)", link).group(1)
-    dates = query(demo, "select count(*) from agg_hb_perdate_crosstab where model_key = ? and row_version = 1", [model_key])[0][0]
+    dates = query(demo, """select count(*) from (select decision_date from agg_hb_perdate_crosstab where model_key = ? and row_version = 1
+                                                  union select decision_date from fct_hb_replies where model_key = ?)""",
+                  [model_key, model_key])[0][0]
     assert status == 200 and page.count('data-date="') == dates > 10 and "data-verdict" in page
     assert get(app, "/hb/row", model_key="no-such-model")[0] == 404
     assert get(app, "/hb/row", model_key=model_key, row_version="x")[0] == 400
+
+
+def test_an_audit_rows_date_leads_to_its_replies_with_what_the_parsers_read_and_the_transcript_flags(app, demo):
+    model_key, version, parser = query(demo, """select model_key, row_version, parser_version from agg_hb_audit_rows
+                                                where model_key = 'audit-trigger'""")[0]
+    _, _, row_page = get(app, "/hb/row", model_key=model_key, row_version=version)
+    link = html.unescape(re.findall(r'href="(/hb/cell\?[^"]*)" data-date-link', row_page)[100])
+    status, _, page = get_url(app, link)
+    date = re.search(r"date=([0-9-]+)", link).group(1)
+    replies = query(demo, """select r.kind, coalesce(r.arm, ''), r.request_id, p.parse_status, r.is_truncated
+                             from fct_hb_replies as r left join fct_hb_reply_parses as p
+                               on p.model_key = r.model_key and p.request_id = r.request_id and p.parser_version = ?
+                             where r.model_key = ? and r.decision_date = ?""", [parser, model_key, date])
+    shown = re.findall(r'<tr data-kind="([^"]*)" data-arm="([^"]*)" data-request="([^"]*)">', page)
+    assert status == 200 and sorted(shown) == sorted(r[:3] for r in replies)
+    # every arm, the REC probe and the LAP samples (the protocol's and the sensitivity re-probes)
+    assert {arm for kind, arm, _ in shown if kind == "arm"} == {"R", "D", "M", "W", "W72"}
+    assert {kind for kind, _, _ in shown} == {"arm", "rec", "lap"}
+    current = re.findall(r'<div class="current" data-current-parse>([^:]+): (\w+)', page)
+    assert sorted(status for _, status in current) == sorted(r[3] for r in replies) and {v for v, _ in current} == {parser}
+    # the transcript flags on each whole W and M reply (W's with the asserted and true year and anachronism)
+    audited = [r for r in replies if r[0] == "arm" and r[1] in ("W", "M") and not r[4]]
+    assert page.count("data-flags") == len(audited) > 0
+    assert page.count('data-flag="anachronism"') == sum(r[1] == "W" for r in audited)
+    # one arm's replies; a reply whole with the request as sent
+    _, _, only_w = get_url(app, link + "&arm=W")
+    assert set(re.findall(r'<tr data-kind="arm" data-arm="(\w+)"', only_w)) == {"W"} and "<tr data-kind=\"lap\"" not in only_w
+    reply_link = html.unescape(re.search(r'href="(/hb/reply\?[^"]*)" data-reply', only_w).group(1))
+    status, _, reply_page = get_url(app, reply_link)
+    request_id = re.search(r"request_id=([^&]+)", reply_link).group(1).replace("%3A", ":")
+    (user_text, reply_text), = query(demo, """select q.user_text, r.reply_text from fct_hb_requests as q
+                                             join fct_hb_replies as r using (request_id) where r.model_key = ? and q.request_id = ?""",
+                                     [model_key, request_id])
+    assert status == 200 and html.escape(user_text, quote=False) in reply_page.replace("&#34;", '"').replace("&#39;", "'")
+    assert html.unescape(re.search(r"<pre class=\"message\" data-reply-text>(.*?)</pre>", reply_page, re.S).group(1)) == reply_text
+    # the list downloads with each flag and each parser version's reading a column
+    _, _, body = get_url(app, link + "&format=csv")
+    table = pd.read_csv(io.StringIO(body))
+    assert len(table) == len(replies) and {"flag_year", "flag_anachronism", f"{parser}_status"} <= set(table.columns)
+    assert get(app, "/hb/cell", model_key=model_key, row_version=version, date="2008-9-15")[0] == 400
+    assert get(app, "/hb/cell", model_key=model_key, row_version=version, date=date, kind="tweet")[0] == 400
+    assert get(app, "/hb/cell", model_key=model_key, row_version=version, date="1999-01-15")[0] == 404
+    assert get(app, "/hb/reply", model_key=model_key, request_id="hb:arm:X:1999-01-15:r1")[0] == 404
+
+
+def test_a_free_response_pair_shows_the_judges_verdicts_and_reasons(app, demo):
+    pair_id, model, full_j, masked_j, paired_j = query(demo, """
+        select p.pair_id, p.model, f.judgment_id, m.judgment_id, p.paired_judgment_id from fct_answer_pairs as p
+        join fct_answers as f on f.response_id = p.full_response_id join fct_answers as m on m.response_id = p.masked_response_id
+        where p.format = 'free response' and p.paired_judgment_id is not null order by p.pair_id limit 1""")[0]
+    _, _, page = get(app, "/pair", id=pair_id, model=model)
+    said = dict(query(demo, "select judgment_id, judge_output from fct_judgments where judgment_id in (?, ?, ?)",
+                      [full_j, masked_j, paired_j]))
+    assert set(said) == {full_j, masked_j, paired_j}
+    for judgment_id, output in said.items():
+        block = re.search(rf'data-judgment="{judgment_id}">(.*?)</div>', page, re.S).group(1)
+        reason = json.loads(output)["reason"]
+        assert f'<dd data-reason="reason">{html.escape(reason)}</dd>' in block
+        assert html.unescape(re.search(r"data-judge-output>(.*?)</pre>", block, re.S).group(1)) == output
+    assert "data-paired-judgment" in page
 
 
 def test_a_filter_form_sent_with_every_list_at_any_filters_nothing(app):

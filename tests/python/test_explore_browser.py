@@ -1,5 +1,6 @@
 """The explorer in headless Chromium on the demo: from the metrics table to a significant ΔHTR cell's
-evidence to a pair and back, by clicks and by the keyboard, then two models compared; what the pages
+evidence to a pair and back, by clicks and by the keyboard, then two models compared, then an audit row
+to a decision date's replies and one reply; what the pages
 show equals hindsight metrics (and --compare); no request leaves the explorer's origin, the console stays clean, and an automated
 accessibility check passes on every page. Its screenshots are the docs' (HINDSIGHT_WRITE_SCREENSHOTS=1
 writes them into docs/img)."""
@@ -138,6 +139,29 @@ def test_three_clicks_from_a_metric_to_the_pair_behind_it_and_back(browser, expl
         page.locator("a[data-questions]").first.click()
     assert page.locator("tr[data-question]").count() == differences.iloc[0].n_questions
     assert page.evaluate(ACCESSIBILITY) == []
+
+    # an audit row: its verdicts, a decision date's replies with what the parser read, and one reply whole
+    with page.expect_navigation():
+        page.locator("nav a", has_text="HindsightBench").click()
+    assert page.evaluate(ACCESSIBILITY) == []
+    with page.expect_navigation():
+        page.locator("tr[data-model-key='audit-trigger'] a[data-row]").click()
+    assert page.locator("[data-verdict]").count() == 1 and page.evaluate(ACCESSIBILITY) == []
+    with page.expect_navigation():
+        page.locator("tr[data-date='2008-09-15'] a[data-date-link]").click()
+    with closing(open_marts(db)) as con:
+        replies = con.execute("""select count(*) from fct_hb_replies
+                                 where model_key = 'audit-trigger' and decision_date = '2008-09-15'""").fetchone()[0]
+    assert page.locator("tr[data-request]").count() == replies > 0
+    assert page.locator("[data-current-parse]").count() == replies and page.locator("ul[data-flags]").count() > 0
+    assert page.evaluate(ACCESSIBILITY) == []
+    shot(page, "explore-audit", tmp_path)
+    with page.expect_navigation():                 # the arm filter applies as it is chosen
+        page.select_option("#f-arm", "W")
+    assert set(page.locator("tr[data-request]").evaluate_all("rows => rows.map(r => r.dataset.arm)")) == {"W"}
+    with page.expect_navigation():
+        page.locator("a[data-reply]").first.click()
+    assert page.locator("[data-reply-text]").count() == 1 and page.evaluate(ACCESSIBILITY) == []
     page.close()
     assert problems == [] and elsewhere == []
 

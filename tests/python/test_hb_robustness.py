@@ -5,12 +5,14 @@ the W offset split and the per-date cross-tab reconciled with the rows; a model 
 key computed without recomputing the others; and the demo's planted fragile trigger flagged."""
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 import pytest
 
 from conftest import assert_dbt_passed, hindsight, new_warehouse, query, require_shared, scalar
@@ -134,6 +136,35 @@ def test_transcript_audit_reproduces_the_release(release):
                 assert ours["anachronism_hits"] == theirs["anachronism"]["count"]
             else:
                 assert ours["fake_year_hits"] is None and ours["fake_year_rate"] is None
+
+
+def test_the_explorers_reply_flags_sum_to_the_releases_transcript_audit(release):
+    """Each W and M reply's flags, as `hindsight explore` shows them on a decision date's replies (its
+    CSV download), summed over every date: the release's published w_leakage_audit counts."""
+    from ingest.explore.app import Explorer
+
+    db, review = release
+    app = Explorer(db)
+    published = json.loads((review / "w_leakage_audit.json").read_text())["models"]
+    for model in published:
+        key = model["model"]
+        dates = [d for (d,) in query(db, "select distinct decision_date from fct_hb_replies where model_key = ? and arm in ('W', 'M')", [key])]
+        shown = []
+        for date in dates:
+            status, _, body = app.get(f"/hb/cell?model_key={key}&row_version=1&date={date}&kind=arm&format=csv")
+            assert status == 200, body[:300]
+            shown.append(pd.read_csv(io.BytesIO(body)))
+        replies = pd.concat(shown)
+        for arm in ("W", "M"):
+            mine, theirs = replies[(replies["arm"] == arm) & ~replies["is_truncated"]], model[arm]
+            assert len(mine) == theirs["n_files"], (key, arm)
+            for name in ("year", "event7", "event18", "monthyear"):
+                assert mine[f"flag_{name}"].sum() == theirs[f"{name}_hit"]["count"], (key, arm, name)
+            if arm == "W":
+                for name in ("fake_year", "true_year"):
+                    assert (mine[f"flag_{name}"].sum(), mine[f"flag_{name}"].notna().sum()) == \
+                        (theirs[f"{name}_hit"]["count"], theirs[f"{name}_hit"]["denom"]), (key, name)
+                assert mine["flag_anachronism"].sum() == theirs["anachronism"]["count"], key
 
 
 def test_serving_check_reproduces_the_published_verdicts(release):

@@ -71,13 +71,19 @@ class Simulator:
         same = lambda a, b: a is not None and b is not None and a.strip().lower() == b.strip().lower()  # noqa: E731
         score = lambda a, b: 1 if same(a, b) else 0  # noqa: E731
         reference, trap = payload.get("reference_answer"), payload.get("hindsight_trap")
+        # a reason beside the scores, as judges write one (the scores are what the runner reads)
+        def match(a):
+            return ("the reference answer" if same(a, reference) else "the hindsight trap" if same(a, trap)
+                    else "neither the reference answer nor the hindsight trap")
         if "answer" in payload:
-            return {"accuracy_score": score(payload["answer"], reference), "htr_score": score(payload["answer"], trap)}
+            return {"accuracy_score": score(payload["answer"], reference), "htr_score": score(payload["answer"], trap),
+                    "reason": f"Exact match: the answer is {match(payload['answer'])}."}
         full, masked = payload["full_condition_answer"], payload["masked_condition_answer"]
         result = {"full_equals_masked": same(full, masked),
                   "full_accuracy_score": score(full, reference), "masked_accuracy_score": score(masked, reference),
                   "full_htr_score": score(full, trap), "masked_htr_score": score(masked, trap)}
         result["hbr_score"] = result["masked_accuracy_score"] * result["full_htr_score"]
+        result["reason"] = f"Exact match: the full answer is {match(full)}; the masked answer is {match(masked)}."
         return result
 
     def narrative(self, tts_lines: str) -> str:
