@@ -8,20 +8,6 @@ with judgments as (
     select * from {{ ref('int_judgments') }}
 ),
 
-runner_outputs as (
-    select
-        judgment_id,
-        raw_output
-    from {{ source('raw', 'judgments') }}
-),
-
-loaded_outputs as (
-    select
-        judgment_id,
-        cast(record as {{ dbt.type_string() }}) as raw_output
-    from {{ source('raw', 'loaded_judgments') }}
-),
-
 used as (
     -- each judgment with the answer (or pair) whose score it gives
     select judgment_id, model, question_id, condition, prompt_variant
@@ -46,13 +32,11 @@ final as (
         judgments.masked_response_id,
         judgments.judge_model,
         {{ judgment_score_columns() }},
-        case when runner_outputs.judgment_id is not null then 'runner' else 'loaded' end as judgment_source,
-        coalesce(runner_outputs.raw_output, loaded_outputs.raw_output) as judge_output,
+        judgments.judgment_source,
+        judgments.raw_output as judge_output,
         judgments.judged_at
     from judgments
     inner join used on used.judgment_id = judgments.judgment_id
-    left join runner_outputs on runner_outputs.judgment_id = judgments.judgment_id
-    left join loaded_outputs on loaded_outputs.judgment_id = judgments.judgment_id
 )
 
 select * from final

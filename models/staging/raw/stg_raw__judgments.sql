@@ -13,7 +13,9 @@ final as (
         masked_response_id,
         judge_model,
         {{ judgment_score_columns() }},
-        judged_at
+        judged_at,
+        -- the judge's reply as it came back: its reasons beside the scores (fct_judgments)
+        raw_output
     from source
 )
 

@@ -19,7 +19,9 @@ final as (
         source_file,
         line_number,
         load_id,
-        loaded_at
+        loaded_at,
+        -- the line as loaded, a rationale and other fields kept (fct_judgments)
+        cast(record as {{ dbt.type_string() }}) as record_text
     from source
 )
 
