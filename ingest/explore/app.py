@@ -27,7 +27,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from ingest.errors import InputError
 from ingest.explore import audit, comparison, evidence, pair
-from ingest.explore.snapshot import Marts
+from ingest.explore.snapshot import Marts, has_mart
 from ingest.publish.compare import COLUMNS as COMPARE_COLUMNS
 from ingest.publish.compare import parse_compare
 from ingest.publish.semantic import semantic_layer
@@ -69,7 +69,7 @@ class Request:
             return list(default)
         return list(dict.fromkeys(n.strip() for value in values for n in value.split(",") if n.strip()))
 
-    def number(self, name: str, default: int) -> int:
+    def number(self, name: str, default: int | None) -> int | None:
         value = self.one(name)
         if value is None or value == "":
             return default
@@ -319,17 +319,11 @@ class Explorer:
 
     def hb_cell_view(self, request: Request) -> Response:
         """One decision date of an audit row: what it gave, and the replies behind it."""
-        model_key, version, date = self._audit_row_named(request), request.number("row_version", 1), request.one("date")
-        if not date or not DATE.fullmatch(date):
-            raise InputError("date", f"{date!r} is not a decision date" if date else "no decision date named",
-                             "give date as YYYY-MM-DD, or open a date from an audit row")
-        kind, arm = request.one("kind") or None, request.one("arm") or None
-        if kind is not None and kind not in audit.KINDS:
-            raise InputError("kind", f"{kind!r} is not a kind of reply", f"give kind as one of {', '.join(audit.KINDS)}")
-        if arm is not None and arm not in audit.ARMS:
-            raise InputError("arm", f"{arm!r} is not an arm", f"give arm as one of {', '.join(audit.ARMS)}")
+        model_key, version, date = self._audit_row_named(request), request.number("row_version", 1), _date(request)
+        kind, arm = _choice(request, "kind", audit.KINDS), _choice(request, "arm", audit.ARMS)
         pinned = self.marts.now()
         cur = pinned.cursor()
+        _require_replies(cur)
         found = audit.date_cell(cur, model_key, version, date)
         if found is None:
             raise NotFound(f"no decision date {date} in audit row {model_key!r} (version {version}) of the build shown")
@@ -338,16 +332,24 @@ class Explorer:
             return listed
         row = audit.audit_row(cur, model_key, version)["row"]
         return self.page("hb_cell.html", pinned=pinned, downloads=self._downloads(request), cell=found, row=row,
-                         replies=replies, kind=kind, arm=arm, kinds=audit.KINDS, arms=audit.ARMS)
+                         replies=replies, kind=kind, arm=arm, kinds=audit.KINDS, arms=audit.ARMS,
+                         position=audit.reply_position)
 
     def hb_reply_view(self, request: Request) -> Response:
-        model_key, request_id = self._audit_row_named(request), request.one("request_id")
-        if not request_id:
-            raise InputError("request_id", "no reply named", "open a reply from a decision date's replies")
+        """One reply whole, named by its call position (a release's replies have no request id)."""
+        model_key = self._audit_row_named(request)
+        kind = _choice(request, "kind", audit.KINDS)
+        if kind is None:
+            raise InputError("kind", "no kind of reply named", "open a reply from a decision date's replies")
+        position = {"date": _date(request), "kind": kind, "arm": _choice(request, "arm", audit.ARMS),
+                    "replicate": request.number("replicate", None), "sample": request.number("sample", 0),
+                    "probe_set": _choice(request, "probe_set", audit.PROBE_SETS) or "protocol",
+                    "temperature": _decimal(request, "temperature")}
         pinned = self.marts.now()
-        found = audit.reply(pinned.cursor(), model_key, request_id)
+        _require_replies(pinned.cursor())
+        found = audit.reply(pinned.cursor(), model_key, position)
         if found is None:
-            raise NotFound(f"no reply {request_id!r} of {model_key!r} in the build shown")
+            raise NotFound(f"no such reply of {model_key!r} on {position['date']} in the build shown")
         return self.page("hb_reply.html", pinned=pinned, reply=found, row_version=request.number("row_version", 1))
 
     @staticmethod
@@ -419,6 +421,35 @@ def download(table, fmt: str, name: str, made_by: str, snapshot_id: str) -> Resp
         kind = "text/csv; charset=utf-8"
     return Response(sink.getvalue(), content_type=kind,
                     extra=[("Content-Disposition", f'attachment; filename="{name}-{snapshot_id[:8]}.{fmt}"')])
+
+
+def _require_replies(cur) -> None:
+    if not has_mart(cur, "fct_hb_replies"):
+        raise NotFound("the build shown was published before its marts held the replies (fct_hb_replies): "
+                       "run `hindsight build` and reload")
+
+
+def _date(request: Request) -> str:
+    date = request.one("date")
+    if not date or not DATE.fullmatch(date):
+        raise InputError("date", f"{date!r} is not a decision date" if date else "no decision date named",
+                         "give date as YYYY-MM-DD, or open a date from an audit row")
+    return date
+
+
+def _choice(request: Request, name: str, allowed: tuple[str, ...]) -> str | None:
+    value = request.one(name) or None
+    if value is not None and value not in allowed:
+        raise InputError(name, f"{value!r} is not one of them", f"give {name} as one of {', '.join(allowed)}")
+    return value
+
+
+def _decimal(request: Request, name: str) -> float | None:
+    value = request.one(name) or None
+    try:
+        return None if value is None else float(value)
+    except ValueError:
+        raise InputError(name, f"{value!r} is not a number", f"give {name} as a number such as 0.7") from None
 
 
 def _back(request: Request) -> str | None:

@@ -8,6 +8,7 @@ from functools import lru_cache
 import pandas as pd
 
 from ingest.config import PROJECT_DIR
+from ingest.explore.snapshot import has_mart
 from ingest.explore.snapshot import records as _rows
 from ingest.stats.hb_robustness import Lexicon, reply_flags
 
@@ -31,12 +32,15 @@ def audit_row(cur, model_key: str, row_version: int) -> dict | None:
     if not found:
         return None
     keys = [model_key, row_version]
+    # (a snapshot published before the replies' mart: the cross-tab's dates alone)
+    replied = ("select distinct decision_date from fct_hb_replies where model_key = ?" if has_mart(cur, "fct_hb_replies")
+               else "select cast(null as varchar) as decision_date where ? is null")
     return {"row": found[0],
             # the cross-tab's dates (the panel's, before its cutoff) and every other date the model has replies on
-            "dates": _rows(cur, """
+            "dates": _rows(cur, f"""
                 with crosstab as (select * exclude (model_key, row_version) from agg_hb_perdate_crosstab
                                   where model_key = ? and row_version = ?),
-                     replied as (select distinct decision_date from fct_hb_replies where model_key = ?)
+                     replied as ({replied})
                 select * from crosstab
                 union all by name
                 select decision_date from replied anti join crosstab using (decision_date)
@@ -52,6 +56,7 @@ def audit_row(cur, model_key: str, row_version: int) -> dict | None:
 REPLY_KEYS = ["model_key", "kind", "arm", "decision_date", "replicate", "sample", "probe_set", "temperature"]
 KINDS = ("arm", "rec", "lap")
 ARMS = ("R", "D", "M", "W", "W72")
+PROBE_SETS = ("protocol", "lap_sensitivity")
 _ORDER = ("case r.kind when 'arm' then 0 when 'rec' then 1 else 2 end, "
           "case r.arm " + " ".join(f"when '{a}' then {i}" for i, a in enumerate(ARMS)) + " end")
 
@@ -109,17 +114,33 @@ def cell_replies(cur, model_key: str, date: str, kind: str | None = None, arm: s
     return replies
 
 
-def reply(cur, model_key: str, request_id: str) -> dict | None:
-    """One reply whole: its text, the request as sent (fct_hb_requests) and its ledger entry
+def reply_position(reply: dict) -> dict:
+    """What names a reply in a link: its call position (a release's replies have no request id)."""
+    return {"date": reply["decision_date"], "kind": reply["kind"], "arm": reply["arm"], "replicate": reply["replicate"],
+            "sample": reply["sample"], "probe_set": reply["probe_set"], "temperature": reply["temperature"]}
+
+
+def reply(cur, model_key: str, position: dict) -> dict | None:
+    """One reply whole, by its call position: its text, the request as sent (the fct_hb_requests row of
+    the same position: a release's replies answered the same requests) and its ledger entry
     (fct_llm_calls, for a runner's reply)."""
-    found = _rows(cur, """
-        select r.*, q.system_text, q.user_text, q.asserted_date, q.sampling_profile, q.max_output_tokens,
-               q.template_version, c.input_tokens, c.output_tokens, c.latency_ms, c.call_status, c.settings_sent,
-               c.reported_model
-        from fct_hb_replies as r
-        left join fct_hb_requests as q on q.request_id = r.request_id
-        left join fct_llm_calls as c on c.call_id = r.call_id and c.call_status = 'ok'
-        where r.model_key = ? and r.request_id = ?""", [model_key, request_id])
+    same = " and ".join(f"{{side}}.{k} is not distinct from ?" for k in ("arm", "replicate", "sample", "temperature"))
+    values = [position[k] for k in ("arm", "replicate", "sample", "temperature")]
+    found = _rows(cur, f"""
+        with one as (
+            select * from fct_hb_replies as r
+            where r.model_key = ? and r.decision_date = ? and r.kind = ? and r.probe_set = ? and {same.format(side='r')}
+        )
+        select one.*, q.request_id as sent_request_id, q.system_text, q.user_text, q.asserted_date, q.sampling_profile,
+               q.max_output_tokens, q.template_version, c.input_tokens, c.output_tokens, c.latency_ms, c.call_status,
+               c.settings_sent, c.reported_model
+        from one
+        left join fct_hb_requests as q
+          on q.decision_date = one.decision_date and q.kind = one.kind and q.probe_set = one.probe_set
+         and q.arm is not distinct from one.arm and q.replicate is not distinct from one.replicate
+         and q.sample = one.sample and (one.temperature is null or q.temperature = one.temperature)
+        left join fct_llm_calls as c on c.call_id = one.call_id and c.call_status = 'ok'""",
+                  [model_key, position["date"], position["kind"], position["probe_set"], *values])
     return found[0] if found else None
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from ingest.errors import InputError
+from ingest.explore.snapshot import has_mart
 from ingest.explore.snapshot import records as _rows
 from ingest.llm.judge import INDIVIDUAL_FIELDS, PAIRED_SCORE_FIELDS
 from ingest.llm.prompts import answer_messages
@@ -76,7 +77,7 @@ def judgments(cur, ids: list[str | None], model: str) -> dict[str, dict]:
     """The judgments IDS name (an answer's, a pair's) by id, each with the judge's reply read: its
     scores, and every other field it gave (its reasons) in `reasons`."""
     named = [i for i in ids if i]
-    if not named:
+    if not named or not has_mart(cur, "fct_judgments"):     # (a snapshot from before the mart: scores only)
         return {}
     found = _rows(cur, f"""select * from fct_judgments where model = ? and judgment_id in ({', '.join('?' * len(named))})""",
                   [model, *named])

@@ -67,6 +67,11 @@ def records(cur, sql: str, params: list | None = None) -> list[dict]:
     return [dict(zip(names, row)) for row in cursor.fetchall()]
 
 
+def has_mart(cur, name: str) -> bool:
+    """Whether the snapshot holds mart NAME (one published before the mart existed does not)."""
+    return cur.execute("select count(*) from duckdb_views() where view_name = ?", [name]).fetchone()[0] > 0
+
+
 def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 

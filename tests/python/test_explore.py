@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from contextlib import closing
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -368,10 +368,12 @@ def test_an_audit_rows_date_leads_to_its_replies_with_what_the_parsers_read_and_
     assert set(re.findall(r'<tr data-kind="arm" data-arm="(\w+)"', only_w)) == {"W"} and "<tr data-kind=\"lap\"" not in only_w
     reply_link = html.unescape(re.search(r'href="(/hb/reply\?[^"]*)" data-reply', only_w).group(1))
     status, _, reply_page = get_url(app, reply_link)
-    request_id = re.search(r"request_id=([^&]+)", reply_link).group(1).replace("%3A", ":")
+    named = {k: v[0] for k, v in parse_qs(urlsplit(reply_link).query).items()}
+    assert named["arm"] == "W" and named["kind"] == "arm"      # named by its call position, as a release's replies are
     (user_text, reply_text), = query(demo, """select q.user_text, r.reply_text from fct_hb_requests as q
-                                             join fct_hb_replies as r using (request_id) where r.model_key = ? and q.request_id = ?""",
-                                     [model_key, request_id])
+                                             join fct_hb_replies as r using (request_id)
+                                             where r.model_key = ? and r.decision_date = ? and r.arm = 'W' and r.replicate = ?""",
+                                     [model_key, named["date"], int(named["replicate"])])
     assert status == 200 and html.escape(user_text, quote=False) in reply_page.replace("&#34;", '"').replace("&#39;", "'")
     assert html.unescape(re.search(r"<pre class=\"message\" data-reply-text>(.*?)</pre>", reply_page, re.S).group(1)) == reply_text
     # the list downloads with each flag and each parser version's reading a column
@@ -381,7 +383,8 @@ def test_an_audit_rows_date_leads_to_its_replies_with_what_the_parsers_read_and_
     assert get(app, "/hb/cell", model_key=model_key, row_version=version, date="2008-9-15")[0] == 400
     assert get(app, "/hb/cell", model_key=model_key, row_version=version, date=date, kind="tweet")[0] == 400
     assert get(app, "/hb/cell", model_key=model_key, row_version=version, date="1999-01-15")[0] == 404
-    assert get(app, "/hb/reply", model_key=model_key, request_id="hb:arm:X:1999-01-15:r1")[0] == 404
+    assert get(app, "/hb/reply", model_key=model_key, date="1999-01-15", kind="arm", arm="W", replicate=1)[0] == 404
+    assert get(app, "/hb/reply", model_key=model_key, date=date, kind="arm", arm="W", temperature="warm")[0] == 400
 
 
 def test_a_free_response_pair_shows_the_judges_verdicts_and_reasons(app, demo):

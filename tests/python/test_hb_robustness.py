@@ -167,6 +167,28 @@ def test_the_explorers_reply_flags_sum_to_the_releases_transcript_audit(release)
                 assert mine["flag_anachronism"].sum() == theirs["anachronism"]["count"], key
 
 
+def test_a_release_reply_opens_whole_with_the_request_it_answered(release):
+    """A release's replies have no request id: the explorer names each by its call position, and shows
+    the request of that position (the release's replies answered the protocol's requests)."""
+    import html
+    import re
+
+    from ingest.explore.app import Explorer
+
+    db, _ = release
+    app = Explorer(db)
+    _, _, page = app.get("/hb/cell?model_key=gpt-5.4-mini&row_version=1&date=2008-09-15")
+    links = [html.unescape(link) for link in re.findall(r'href="(/hb/reply\?[^"]*)" data-reply', page.decode())]
+    assert len(links) == scalar(db, """select count(*) from fct_hb_replies
+                                       where model_key = 'gpt-5.4-mini' and decision_date = '2008-09-15'""") > 0
+    for link in links:
+        status, _, body = app.get(link)
+        arm, replicate = re.search(r"arm=(\w+)&replicate=(\d)", link).groups()
+        user_text = scalar(db, "select user_text from fct_hb_requests where request_id = ?", [f"hb:arm:{arm}:2008-09-15:r{replicate}"])
+        shown = re.search(r'data-message="user">(.*?)</pre>', body.decode(), re.S).group(1)
+        assert status == 200 and html.unescape(shown) == user_text, link
+
+
 def test_serving_check_reproduces_the_published_verdicts(release):
     """The fp8 row's own E2 and CI as the release's serving checker printed them, and the verdict line
     (the rule itself on the published pairs: test_hb_robustness_rules.py)."""
