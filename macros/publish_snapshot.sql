@@ -256,10 +256,17 @@
         {%- do run_query('insert overwrite table ' ~ store ~ ' partition (publish_part) select * from (select `'
                          ~ names | join('`, `') ~ '`, case' ~ spark_part_cases(column, to_write) ~ ' end as publish_part from '
                          ~ relation ~ ') as rows where publish_part is not null') -%}
+        {#- a value of no rows (a model with no judgments) writes no folder: registered empty, so the
+            next publish does not write it again #}
+        {%- do run_query('alter table ' ~ store ~ ' add if not exists' ~ spark_part_specs(to_write)) -%}
     {%- endif -%}
     {%- do run_query('create view ' ~ database ~ '.' ~ relation.identifier ~ ' as select `' ~ names | join('`, `') ~ '` from ' ~ store
                      ~ ((" where publish_part in ('" ~ parts.values() | join("', '") ~ "')") if parts else ' where false')) -%}
     {{- return([to_write | length, parts | length]) -}}
+{%- endmacro %}
+
+{% macro spark_part_specs(parts) -%}
+    {%- for value, part in parts %} partition (publish_part = '{{ part }}'){% endfor -%}
 {%- endmacro %}
 
 {% macro spark_part_cases(column, parts) -%}

@@ -186,7 +186,7 @@ def snapshot_files(warehouse: Path) -> dict[str, dict]:
     return files
 
 
-BY_MODEL = {"fct_answers", "fct_answer_pairs", "fct_answer_texts", "fct_judgment_requests", "fct_metric_parts"}
+BY_MODEL = {"fct_answers", "fct_answer_pairs", "fct_answer_texts", "fct_judgment_requests", "fct_judgments", "fct_metric_parts"}
 
 
 @pytest.mark.slow

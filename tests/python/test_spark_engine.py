@@ -47,7 +47,8 @@ PARTITIONED = ["intermediate.int_answers_scored", "intermediate.int_response_pro
                "intermediate.int_metric_estimates_by_eval_target"]
 
 # the public marts published a partition per model (meta publish_partition_by), in the order published
-PUBLISHED_BY_MODEL = ["fct_answer_pairs", "fct_answer_texts", "fct_answers", "fct_judgment_requests", "fct_metric_parts"]
+PUBLISHED_BY_MODEL = ["fct_answer_pairs", "fct_answer_texts", "fct_answers", "fct_judgment_requests", "fct_judgments",
+                      "fct_metric_parts"]
 
 
 def public_marts(db: Path) -> list[str]:

@@ -2,7 +2,8 @@
 -- judgment_id) and the paired judgment of a full/masked pair (int_answer_pairs' paired_judgment_id),
 -- with the judge's reply as it came back (the runner's raw output, or the loaded line whole), so a
 -- reader sees the reasons behind a free response's scores, not only the scores. Named by the judged
--- answer's model and question.
+-- answer's model and question, and published a file per model as the answers are: the pair view's
+-- lookup reads one model's judgments (a scan of 5 M judgments in one file costs 0.2 s).
 {{ config(materialized='view') }}
 with judgments as (
     select * from {{ ref('int_judgments') }}
