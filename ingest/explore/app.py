@@ -324,14 +324,16 @@ class Explorer:
         pinned = self.marts.now()
         cur = pinned.cursor()
         _require_replies(cur)
+        row = audit.audit_row(cur, model_key, version)
+        if row is None:
+            raise NotFound(f"no audit row {model_key!r} (version {version}) in the build shown")
         found = audit.date_cell(cur, model_key, version, date)
         if found is None:
             raise NotFound(f"no decision date {date} in audit row {model_key!r} (version {version}) of the build shown")
         replies = audit.cell_replies(cur, model_key, date, kind, arm)
         if (listed := self._listed(request, audit.flat_replies(replies), f"replies-{model_key}-{date}", pinned)) is not None:
             return listed
-        row = audit.audit_row(cur, model_key, version)["row"]
-        return self.page("hb_cell.html", pinned=pinned, downloads=self._downloads(request), cell=found, row=row,
+        return self.page("hb_cell.html", pinned=pinned, downloads=self._downloads(request), cell=found, row=row["row"],
                          replies=replies, kind=kind, arm=arm, kinds=audit.KINDS, arms=audit.ARMS,
                          position=audit.reply_position)
 

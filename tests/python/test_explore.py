@@ -383,6 +383,7 @@ def test_an_audit_rows_date_leads_to_its_replies_with_what_the_parsers_read_and_
     assert get(app, "/hb/cell", model_key=model_key, row_version=version, date="2008-9-15")[0] == 400
     assert get(app, "/hb/cell", model_key=model_key, row_version=version, date=date, kind="tweet")[0] == 400
     assert get(app, "/hb/cell", model_key=model_key, row_version=version, date="1999-01-15")[0] == 404
+    assert get(app, "/hb/cell", model_key=model_key, row_version=version + 8, date=date)[0] == 404
     assert get(app, "/hb/reply", model_key=model_key, date="1999-01-15", kind="arm", arm="W", replicate=1)[0] == 404
     assert get(app, "/hb/reply", model_key=model_key, date=date, kind="arm", arm="W", temperature="warm")[0] == 400
 
