@@ -324,7 +324,7 @@ class Explorer:
         pinned = self.marts.now()
         cur = pinned.cursor()
         _require_replies(cur)
-        row = audit.audit_row(cur, model_key, version)
+        row = audit.row_head(cur, model_key, version)
         if row is None:
             raise NotFound(f"no audit row {model_key!r} (version {version}) in the build shown")
         found = audit.date_cell(cur, model_key, version, date)
@@ -333,7 +333,7 @@ class Explorer:
         replies = audit.cell_replies(cur, model_key, date, kind, arm)
         if (listed := self._listed(request, audit.flat_replies(replies), f"replies-{model_key}-{date}", pinned)) is not None:
             return listed
-        return self.page("hb_cell.html", pinned=pinned, downloads=self._downloads(request), cell=found, row=row["row"],
+        return self.page("hb_cell.html", pinned=pinned, downloads=self._downloads(request), cell=found, row=row,
                          replies=replies, kind=kind, arm=arm, kinds=audit.KINDS, arms=audit.ARMS,
                          position=audit.reply_position)
 
@@ -348,8 +348,9 @@ class Explorer:
                     "probe_set": _choice(request, "probe_set", audit.PROBE_SETS) or "protocol",
                     "temperature": _decimal(request, "temperature")}
         pinned = self.marts.now()
-        _require_replies(pinned.cursor())
-        found = audit.reply(pinned.cursor(), model_key, position)
+        cur = pinned.cursor()
+        _require_replies(cur)
+        found = audit.reply(cur, model_key, position)
         if found is None:
             raise NotFound(f"no such reply of {model_key!r} on {position['date']} in the build shown")
         return self.page("hb_reply.html", pinned=pinned, reply=found, row_version=request.number("row_version", 1))

@@ -25,26 +25,31 @@ def audit_rows(cur) -> list[dict]:
         order by r.model_key, r.row_version""")
 
 
-def audit_row(cur, model_key: str, row_version: int) -> dict | None:
+def row_head(cur, model_key: str, row_version: int) -> dict | None:
+    """An audit row with its robustness verdict, or None."""
     found = _rows(cur, """
         select * from agg_hb_audit_rows as r left join agg_hb_robustness as b using (model_key, row_version)
         where model_key = ? and row_version = ?""", [model_key, row_version])
-    if not found:
+    return found[0] if found else None
+
+
+def audit_row(cur, model_key: str, row_version: int) -> dict | None:
+    head = row_head(cur, model_key, row_version)
+    if head is None:
         return None
     keys = [model_key, row_version]
-    # (a snapshot published before the replies' mart: the cross-tab's dates alone)
-    replied = ("select distinct decision_date from fct_hb_replies where model_key = ?" if has_mart(cur, "fct_hb_replies")
-               else "select cast(null as varchar) as decision_date where ? is null")
-    return {"row": found[0],
-            # the cross-tab's dates (the panel's, before its cutoff) and every other date the model has replies on
-            "dates": _rows(cur, f"""
-                with crosstab as (select * exclude (model_key, row_version) from agg_hb_perdate_crosstab
-                                  where model_key = ? and row_version = ?),
-                     replied as ({replied})
-                select * from crosstab
-                union all by name
-                select decision_date from replied anti join crosstab using (decision_date)
-                order by decision_date""", [*keys, model_key]),
+    params, dates = keys, """select * exclude (model_key, row_version) from agg_hb_perdate_crosstab
+               where model_key = ? and row_version = ?"""
+    if has_mart(cur, "fct_hb_replies"):      # (a snapshot from before the replies' mart: the cross-tab's alone)
+        # the cross-tab's dates (the panel's, before its cutoff) and every other date the model has replies on
+        dates = f"""with crosstab as ({dates})
+                    select * from crosstab
+                    union all by name
+                    select distinct decision_date from fct_hb_replies
+                    where model_key = ? and decision_date not in (select decision_date from crosstab)"""
+        params = [*keys, model_key]
+    return {"row": head,
+            "dates": _rows(cur, f"select * from ({dates}) order by decision_date", params),
             "transcripts": _rows(cur, """select * exclude (model_key, row_version) from agg_hb_transcript_audit
                                          where model_key = ? and row_version = ? order by arm""", keys),
             "rec": _rows(cur, "select * exclude (model_key) from agg_hb_rec where model_key = ? order by period", [model_key]),
