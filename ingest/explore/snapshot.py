@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +28,39 @@ KEPT = 2          # the snapshot now and the one before (pages still reading it 
 
 
 SLICES_KEPT = 64  # slices remembered per snapshot (a few KB each)
+_request = threading.local()   # the cursors of the request this thread serves, and its time limit
+
+
+class TimedOut(Exception):
+    """A page's queries ran past its time limit and were interrupted."""
+
+
+@contextmanager
+def time_limit(seconds: float):
+    """Every cursor a Pinned hands out in this thread meanwhile is interrupted SECONDS after the start
+    (a page's queries share one limit, whichever view reads them); TimedOut says it happened."""
+    cursors: list = []
+    stopped = threading.Event()
+
+    def stop():
+        stopped.set()
+        for cursor in list(cursors):
+            try:
+                cursor.interrupt()
+            except duckdb.Error:
+                pass
+
+    timer = threading.Timer(seconds, stop)
+    timer.daemon = True
+    _request.cursors, _request.stopped = cursors, stopped
+    timer.start()
+    try:
+        yield
+    except duckdb.InterruptException:
+        raise TimedOut(seconds) from None
+    finally:
+        timer.cancel()
+        _request.cursors = _request.stopped = None
 
 
 @dataclass
@@ -38,7 +72,13 @@ class Pinned:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
-        return self.con.cursor()
+        """A cursor of its own for this request, under the request's time limit (time_limit)."""
+        cursor = self.con.cursor()
+        if getattr(_request, "cursors", None) is not None:
+            if _request.stopped.is_set():
+                raise TimedOut("the page's time limit")
+            _request.cursors.append(cursor)
+        return cursor
 
     def slice(self, key: tuple, compute):
         """COMPUTE()'s slice, once per KEY in this snapshot: a snapshot never changes, so neither does a

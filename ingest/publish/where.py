@@ -50,8 +50,22 @@ def _quote_keyword_columns(text: str, names: set[str]) -> str:
     return "".join(out) + text[done:]
 
 
+MAX_CHARS = 4000            # a condition, not a program: longer is refused before it is parsed
+
+
 def parse_where(text: str, names: set[str], option: str = "--where") -> Condition:
     """TEXT as one checked read-only condition; NAMES are the columns a keyword may be (the dimensions)."""
+    if len(text) > MAX_CHARS:
+        raise InputError(option, f"{len(text)} characters, more than a condition's {MAX_CHARS}", FIX)
+    try:
+        return _parse(text, names, option)
+    except sqlglot.errors.TokenError:
+        raise InputError(option, "not one condition: it cannot be read word by word (an unclosed quote?)", FIX) from None
+    except RecursionError:
+        raise InputError(option, "not one condition: nested too deeply to read", FIX) from None
+
+
+def _parse(text: str, names: set[str], option: str) -> Condition:
     quoted = _quote_keyword_columns(text, names)
     prefix = "select 1 from slice_rows where "
     try:

@@ -115,6 +115,8 @@ def test_the_cli_slices_in_every_format(demo, tmp_path):
     (["--metric", "acc", "--where", "no_such_column = 1"], "Referenced column \"no_such_column\" not found"),
     # the pasted text cannot close the slice's parenthesis and open its own condition
     (["--metric", "acc", "--where", "cohort = 'sepsis') or (1 = 1"], "--where: not one condition"),
+    (["--metric", "acc", "--where", "cohort = 'sepsis"], "--where: not one condition: it cannot be read word by word (an unclosed quote?)"),
+    (["--metric", "acc", "--where", "(" * 500 + "1 = 1" + ")" * 500], "--where: not one condition: nested too deeply to read"),
     (["--metric", "acc", "--where", "nofunc(cohort) = 'x'"], "Fix: use one of DuckDB's functions"),
     (["--metric", "acc", "--where", "cohort = 'no such cohort'"], "no rows match --where (cohort = 'no such cohort')"),
     (["--metric", "acc", "--format", "csv", "--out", "/no/such/folder/x.csv"], "--out: the folder /no/such/folder does not exist"),
