@@ -809,27 +809,45 @@ def bi_import(bundle: Path, url: str, user: str, password: str, wait: float) -> 
 @click.option("--metric", "metric_names", default="delta_htr", show_default=True, help="With --static: the metrics.")
 @click.option("--by", default="model,condition", show_default=True, help="With --static: the dimensions.")
 @click.option("--where", help="With --static: one condition, as hindsight metrics --where.")
-@click.option("--max-pages", type=click.IntRange(min=1), default=5000, show_default=True,
-              help="With --static: refuse a slice of more pages than this.")
-def explore(host: str, port: int, static_dir: Path | None, metric_names: str, by: str, where: str | None, max_pages: int) -> None:
+@click.option("--max-pages", type=click.IntRange(min=1), default=500, show_default=True,
+              help="With --static: refuse a slice of more pages than this (the slice's size is said before any is written).")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="Also answer requests for this host name (a reverse proxy's, say); the loopback names and --host's "
+                   "own are always answered, any other is refused (DNS rebinding). Repeatable.")
+def explore(host: str, port: int, static_dir: Path | None, metric_names: str, by: str, where: str | None, max_pages: int,
+            allow_hosts: tuple[str, ...]) -> None:
     """A local web application from any number to the evidence behind it: the metrics of any slice, each cell's
     questions and pairs, a pair as the paper's Figure 2 with both answers, comparisons, cases and the audit rows
     (reads the published snapshot). With --static DIR, a slice of it as files for a supplement or a reviewer."""
     from ingest.explore.app import Explorer
-    from ingest.explore.server import LOOPBACK, serve
+    from ingest.explore.server import LOOPBACK, allowed_hosts, serve
 
     warehouse = warehouse_path()
-    app = Explorer(warehouse)
+    app = Explorer(warehouse, hosts=allowed_hosts(host, allow_hosts))
     app.marts.now()                           # no snapshot yet: one line now, not an error page later
     if static_dir is not None:
-        from ingest.explore.static_site import write_static
+        from ingest.explore.static_site import check_folder, estimate, write_static
 
+        check_folder(static_dir)
+        size = estimate(app, _names(metric_names), _names(by), where)
+        said = (f"the slice: {size['cells']} cells, about {size['pages']:,} pages, {size['bytes'] / 1e6:.0f} MB, "
+                f"{size['seconds'] / 60:.0f} min to write" if size["seconds"] >= 90 else
+                f"the slice: {size['cells']} cells, about {size['pages']:,} pages, {size['bytes'] / 1e6:.1f} MB")
+        if size["pages"] > max_pages:
+            raise InputError("--static", f"{said}: over --max-pages {max_pages}",
+                             "narrow it with --where (one model and condition: \"model = 'A' and condition = '2.1'\"), "
+                             f"or write it all with --max-pages {size['pages'] + 100}")
+        click.echo(f"{said}: writing it")
         done = write_static(app, static_dir, _names(metric_names), _names(by), where, max_pages)
         click.echo(f"{done['pages']} pages, {done['bytes'] / 1e6:.1f} MB -> {done['index']} (opens from file://, no server)")
         return
     if host != LOOPBACK:
         click.echo(f"warning: listening on {host}: anyone who can reach it reads the marts, answers and prompts", err=True)
-    server = serve(app, host, port)
+    try:
+        server = serve(app, host, port)
+    except OSError as error:
+        raise InputError(f"--port {port}", f"cannot listen on {host}:{port} ({error.strerror or error})",
+                         "stop what uses that port, or give another (--port 0 takes any free one)") from None
     click.echo(f"hindsight explore: http://{host}:{server.server_port}/ (the published snapshot of {warehouse}; Ctrl-C stops it)")
     try:
         server.serve_forever()

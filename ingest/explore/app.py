@@ -26,10 +26,13 @@ import pyarrow.parquet as pq
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from ingest.errors import InputError
-from ingest.explore import audit, comparison, evidence, pair
-from ingest.explore.snapshot import Marts, has_mart
+from ingest.explore import audit, comparison, display, evidence, pair
+from ingest.explore.forest import forest
+from ingest.explore.server import CSP, HEADERS, LOOPBACK_NAMES, host_allowed  # noqa: F401 - CSP: the pages' policy
+from ingest.explore.snapshot import Marts, TimedOut, has_mart, time_limit
 from ingest.publish.compare import COLUMNS as COMPARE_COLUMNS
 from ingest.publish.compare import parse_compare
+from ingest.publish.query import engine_message
 from ingest.publish.semantic import semantic_layer
 from ingest.publish.slices import COLUMNS as SLICE_COLUMNS
 from ingest.publish.slices import slice_metrics, where_names
@@ -38,13 +41,16 @@ from ingest.publish.where import parse_where
 STATIC = Path(__file__).with_name("static")
 STATIC_FILES = {"explore.css": "text/css; charset=utf-8", "explore.js": "text/javascript; charset=utf-8",
                 "favicon.svg": "image/svg+xml"}
-CSP = ("default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; "
-       "base-uri 'none'; frame-ancestors 'none'")
-HEADERS = [("Content-Security-Policy", CSP), ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"),
-           ("X-Frame-Options", "DENY"), ("Cache-Control", "no-store")]
 DEFAULT_METRICS, DEFAULT_BY = ["delta_htr"], ["model", "condition"]
+PAGE_CELLS = 100             # cells a metrics or comparison page shows (the downloads hold them all)
+PAGE_ROWS = 100              # question rows a case's page shows
 SLICE_TIMEOUT = 30
+QUERY_TIMEOUT = 30           # every query of a page, together
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+DIGITS = re.compile(r"[0-9]{1,9}")          # ASCII digits only: str.isdigit() takes '²', which int() refuses
+# the engine's refusals of what a URL asked for (a condition over no such column, a value of the wrong type)
+INPUT_ERRORS = (duckdb.BinderException, duckdb.CatalogException, duckdb.ConversionException,
+                duckdb.InvalidInputException, duckdb.OutOfRangeException, duckdb.ParserException)
 
 
 class NotFound(Exception):
@@ -73,8 +79,8 @@ class Request:
         value = self.one(name)
         if value is None or value == "":
             return default
-        if not value.isdigit():
-            raise InputError(name, f"{value!r} is not a whole number", f"give {name} as 1, 2, ...")
+        if not DIGITS.fullmatch(value):
+            raise InputError(name, f"{value[:40]!r} is not a whole number of at most 9 digits", f"give {name} as 1, 2, ...")
         return int(value)
 
 
@@ -93,13 +99,17 @@ def link(path: str, **params) -> str:
 
 
 class Explorer:
-    def __init__(self, warehouse: Path):
+    def __init__(self, warehouse: Path, hosts: frozenset[str] = LOOPBACK_NAMES, query_timeout: float = QUERY_TIMEOUT):
         self.marts = Marts(warehouse)
+        self.hosts, self.query_timeout = hosts, query_timeout
         self.layer = semantic_layer()
         self.templates = Environment(loader=PackageLoader("ingest.explore", "templates"),
                                      autoescape=select_autoescape(default=True, default_for_string=True),
                                      trim_blocks=True, lstrip_blocks=True)
-        self.templates.globals.update(link=link, url_value=evidence.url_value)
+        self.templates.globals.update(link=link, url_value=evidence.url_value, interval=display.interval,
+                                      blank=display.blank, labels=self.labels, undefined=display.undefined,
+                                      layer=self.layer)
+        self.templates.filters.update(est=display.est, label_of=lambda name: self.labels.get(name, name))
         self.routes = {"/": self.metrics_view, "/cell": self.cell_view, "/cell.csv": self.cell_export,
                        "/cell.parquet": self.cell_export, "/pair": self.pair_view, "/answer": self.answer_view,
                        "/compare": self.compare_view, "/compare/questions": self.compare_questions_view,
@@ -122,7 +132,18 @@ class Explorer:
         request = Request(environ.get("PATH_INFO") or "/", parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True))
         started = time.perf_counter()
         try:
-            response = self.respond(request, environ.get("REQUEST_METHOD", "GET"))
+            if not host_allowed(environ.get("HTTP_HOST"), self.hosts):
+                response = self.error(HTTPStatus.BAD_REQUEST, (
+                    f"this explorer does not serve the host name {environ['HTTP_HOST'][:100]!r} (a page of another site "
+                    f"may be reading it through a name that points here): open it at http://127.0.0.1 or http://localhost, "
+                    f"or start it with --allow-host NAME for a name you trust"))
+            else:
+                with time_limit(self.query_timeout):
+                    response = self.respond(request, environ.get("REQUEST_METHOD", "GET"))
+        except TimedOut:
+            response = self.error(HTTPStatus.BAD_REQUEST, f"the page's queries ran longer than their limit of "
+                                  f"{self.query_timeout:g} s and were stopped: narrow the where (a subquery that reads "
+                                  "every row of a mart is the usual cause)")
         except Exception as error:  # noqa: BLE001 - the page says so in a line; the traceback goes to the log
             traceback.print_exc()
             response = self.error(HTTPStatus.INTERNAL_SERVER_ERROR, f"{type(error).__name__}: {error}")
@@ -146,6 +167,8 @@ class Explorer:
                 return self.error(HTTPStatus.NOT_FOUND, str(missing))
             except InputError as error:
                 return self.error(HTTPStatus.BAD_REQUEST, str(error))
+            except INPUT_ERRORS as error:
+                return self.error(HTTPStatus.BAD_REQUEST, f"the engine refused what the URL asks for: {engine_message(error)}")
             except duckdb.IOException:
                 # the snapshot a page began on was pruned under it (several publishes while it ran):
                 # the page again, whole, on the snapshot current now
@@ -179,20 +202,46 @@ class Explorer:
         condition = parse_where(where, where_names(self.layer)) if where else None
         return metrics, by, where, condition
 
+    @property
+    def labels(self) -> dict[str, str]:
+        """Each dimension's label in words (the semantic layer's), by its name and its bare name."""
+        return {**{d.short: d.label for d in self.layer.dimensions.values()},
+                **{d.name: d.label for d in self.layer.dimensions.values()}}
+
     def metrics_view(self, request: Request) -> Response:
         metrics, by, where, _ = self._slice(request)
+        page = request.number("page", 1)
         pinned = self.marts.now()
         frame = self._sliced(pinned, metrics, by, where)
-        if (listed := self._listed(request, frame, "metrics", pinned)) is not None:
-            return listed
         names = [c for c in frame.columns if c != "metric" and c not in SLICE_COLUMNS]
+        if (listed := self._listed(request, self._in_words(frame), "metrics", pinned)) is not None:
+            return listed
+        shown, pages = _paged(frame.to_dict(orient="records"), page, PAGE_CELLS)
         cells = []
-        for row in frame.to_dict(orient="records"):
+        for row in shown:
             values = {name: evidence.url_value(row[name]) for name in names}
-            cells.append({**row, "link": self.cell_link(row["metric"], by, where, values)})
-        return self.page("metrics.html", pinned=pinned, downloads=self._downloads(request),
-                         cells=cells, names=names, chosen=metrics, by=by, where=where or "",
-                         layer=self.layer, labels={d.name: d.short for d in self.layer.dimensions.values()})
+            cells.append({**row, "link": self.cell_link(row["metric"], by, where, values), "label": _label(values)})
+        forests = self._forests(cells, "estimate", "ci_low", "ci_high", lambda m: f"{m.label}: each cell's estimate and 95% interval")
+        return self.page("metrics.html", pinned=pinned, downloads=self._downloads(request), cells=cells, names=names,
+                         chosen=metrics, by=by, where=where or "", layer=self.layer, forests=forests,
+                         page=page, pages=pages, total=len(frame),
+                         at=lambda **changed: link("/", metric=",".join(metrics), by=",".join(by), where=where, **changed))
+
+    def _forests(self, cells: list[dict], estimate: str, low: str, high: str, title, differences: bool = False) -> list[tuple]:
+        """A forest plot per metric of CELLS: (metric, its SVG); a difference or a paired metric signed."""
+        out = []
+        for name in dict.fromkeys(c["metric"] for c in cells):
+            metric = self.layer.metric(name)
+            rows = [{"label": c["label"], "estimate": c[estimate], "low": c[low], "high": c[high], "note": c.get("reason")}
+                    for c in cells if c["metric"] == name]
+            signed = differences or "paired" in metric.visibilities
+            out.append((metric, forest(rows, title(metric), ident=f"forest-{name}", signed=signed)))
+        return out
+
+    def _in_words(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """FRAME with its dimension columns named as the semantic layer labels them ("Prompt variant"),
+        for a CSV a reviewer opens; the statistics keep hindsight metrics' names."""
+        return frame.rename(columns={c: self.labels[c] for c in frame.columns if c in self.labels})
 
     @staticmethod
     def _sliced(pinned, metrics: list[str], by: list[str], where: str | None, compare: str | None = None):
@@ -291,17 +340,31 @@ class Explorer:
         if (listed := self._listed(request, cases, f"{cell.metric.name}-cases", pinned)) is not None:
             return listed
         back = self.cell_link(cell.metric.name, cell.by, cell.where, cell.values)
-        return self.page("cases.html", pinned=pinned, downloads=self._downloads(request), cell=cell, cases=cases, back=back)
+        here = self.cell_link(cell.metric.name, cell.by, cell.where, cell.values, path="/cell/cases")
+        return self.page("cases.html", pinned=pinned, downloads=self._downloads(request), cell=cell, cases=cases, back=back,
+                         here=here)
 
     def case_view(self, request: Request) -> Response:
         cohort, case_id = request.one("cohort"), request.one("case_id")
         if not cohort or not case_id:
             raise InputError("case", "no case named", "give cohort and case_id, or open a case from a cell's cases")
+        page = request.number("page", 1)
         pinned = self.marts.now()
         case, questions = evidence.case_questions(pinned.cursor(), cohort, case_id)
         if case is None:
             raise NotFound(f"no case {cohort}/{case_id} in the build shown")
-        return self.page("case.html", pinned=pinned, case=case, questions=questions)
+        # a page of PAGE_ROWS question rows (a question with none is a row of its own), its questions whole
+        rows = [(q, p) for q in questions for p in (q["pairs"] or [None])]
+        shown, pages = _paged(rows, page, PAGE_ROWS)
+        paged = {}
+        for question, row in shown:
+            entry = paged.setdefault(question["question_id"], {**question, "pairs": []})
+            if row is not None:
+                entry["pairs"].append(row)
+        back = _back(request)
+        return self.page("case.html", pinned=pinned, case=case, questions=list(paged.values()), page=page, pages=pages,
+                         total=len(rows), back=back,
+                         at=lambda **changed: link("/case", cohort=cohort, case_id=case_id, back=back, **changed))
 
     def hb_view(self, request: Request) -> Response:
         pinned = self.marts.now()
@@ -365,22 +428,32 @@ class Explorer:
     def compare_view(self, request: Request) -> Response:
         metrics, by, where, _ = self._slice(request)
         compare = (request.one("compare") or "").strip()
+        page = request.number("page", 1)
         pinned = self.marts.now()
         cur = pinned.cursor()
         models = [r[0] for r in cur.execute("select distinct model from fct_metric_parts order by 1").fetchall()]
-        cells, names = [], []
+        cells, names, forests, pages, total, compared = [], [], [], 1, 0, None
         if compare:
+            compared = parse_compare(compare, self.layer)
             frame = self._sliced(pinned, metrics, by, where, compare)
-            if (listed := self._listed(request, frame, "comparison", pinned)) is not None:
+            if (listed := self._listed(request, self._in_words(frame), "comparison", pinned)) is not None:
                 return listed
             names = [c for c in frame.columns if c != "metric" and c not in COMPARE_COLUMNS]
-            for row in frame.to_dict(orient="records"):
+            shown, pages = _paged(frame.to_dict(orient="records"), page, PAGE_CELLS)
+            total = len(frame)
+            for row in shown:
                 values = {name: evidence.url_value(row[name]) for name in names}
-                cells.append({**row, "link": self.cell_link(row["metric"], by, where, values, path="/compare/questions",
-                                                            compare=compare)})
+                cells.append({**row, "label": _label(values) or "all", "link": self.cell_link(
+                    row["metric"], by, where, values, path="/compare/questions", compare=compare)})
+            a, b = compared[1], compared[2]
+            forests = self._forests(cells, "difference", "ci_low", "ci_high",
+                                    lambda m, a=a, b=b: f"{m.label}: {a} − {b} in each cell, with its 95% interval",
+                                    differences=True)
         return self.page("compare.html", pinned=pinned, downloads=self._downloads(request),
-                         cells=cells, names=names, chosen=metrics, by=by, where=where or "",
-                         compare=compare, models=models, layer=self.layer)
+                         cells=cells, names=names, chosen=metrics, by=by, where=where or "", compared=compared,
+                         compare=compare, models=models, layer=self.layer, forests=forests, page=page, pages=pages,
+                         total=total, at=lambda **changed: link("/compare", metric=",".join(metrics), by=",".join(by),
+                                                                where=where, compare=compare, **changed))
 
     def compare_questions_view(self, request: Request) -> Response:
         compared = parse_compare(request.one("compare") or "", self.layer)
@@ -411,6 +484,18 @@ class Explorer:
         except InputError as missing:
             raise NotFound(str(missing)) from None
         return self.page("pair.html", pinned=pinned, found=found, back=_back(request))
+
+
+def _paged(rows: list, page: int, size: int) -> tuple[list, int]:
+    """PAGE (from 1) of ROWS, SIZE a page, and the number of pages; a page past the last is a 404."""
+    pages = max(1, -(-len(rows) // size))
+    if page < 1 or page > pages:
+        raise NotFound(f"no page {page}: there are {pages}")
+    return rows[(page - 1) * size:page * size], pages
+
+
+def _label(values: dict) -> str:
+    return " · ".join("NULL" if v is None else str(v) for v in values.values())
 
 
 def download(table, fmt: str, name: str, made_by: str, snapshot_id: str) -> Response:
@@ -456,8 +541,8 @@ def _decimal(request: Request, name: str) -> float | None:
 
 
 def _back(request: Request) -> str | None:
-    """The evidence page to go back to: one of this application's own cell links, nothing else."""
+    """The evidence page to go back to: one of this application's own cell or cases links, nothing else."""
     back = request.one("back")
-    return back if back and back.startswith("/cell?") else None
+    return back if back and back.startswith(("/cell?", "/cell/cases?")) else None
 
 

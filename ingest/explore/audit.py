@@ -18,7 +18,7 @@ PATTERNS = PROJECT_DIR / "seeds" / "hb_transcript_patterns.csv"
 def audit_rows(cur) -> list[dict]:
     return _rows(cur, """
         select r.model_key, r.row_version, r.display, r.tier, r.e1_est, r.e1_lo, r.e1_hi, r.e2_est, r.e2_lo, r.e2_hi,
-            r.e3_est, r.e3_lo, r.e3_hi, r.empirical_cutoff, r.delta, r.cells, r.lap_at_chance, r.parser_version,
+            r.e3_est, r.e3_lo, r.e3_hi, r.empirical_cutoff, r.delta, r.delta_gate, r.cells, r.lap_at_chance, r.parser_version,
             b.failed_checks, b.serving_verdict, b.window_fails, b.cutoff_fails, b.transcript_fails, b.serving_fails
         from agg_hb_audit_rows as r
         left join agg_hb_robustness as b using (model_key, row_version)

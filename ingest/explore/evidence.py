@@ -139,18 +139,8 @@ def items(cur, layer: SemanticLayer, cell: Cell, ask: ListRequest) -> dict:
     """A page of the cell's samples, filtered, searched and sorted, with the total that match and the
     values the filters can take. The cell's samples are gathered once, into a temporary table of the
     request's own cursor, and counted, paged and listed from there."""
-    question_rows, params = cell_sql(layer, cell)
-    model = _model_literal(cell)
-    of = f" and t.model = {model}" if model else ""
-    cur.execute(f"""
-        create or replace temp table cell_samples as
-        with samples as ({_items_sql(cell, question_rows)})
-        select s.*, {VERDICT.format(judge='s.judge_model')} as verdict, q.question, tf.answer as full_answer,
-            tm.answer as masked_answer
-        from samples as s
-        inner join dim_questions as q using (question_id)
-        left join fct_answer_texts as tf on tf.response_id = s.full_response_id{of.replace("t.", "tf.")}
-        left join fct_answer_texts as tm on tm.response_id = s.masked_response_id{of.replace("t.", "tm.")}""", params)
+    sql, params = _samples_sql(layer, cell)
+    cur.execute(f"create or replace temp table cell_samples as {sql}", params)
     try:
         return _page(cur, ask)
     finally:
@@ -196,10 +186,27 @@ def cell_where(cell: Cell) -> str:
     return condition.sql(dialect="duckdb")
 
 
-def export_sql(layer: SemanticLayer, cell: Cell) -> tuple[str, list]:
-    """Every sample of the cell, unpaged, for a download."""
+def _samples_sql(layer: SemanticLayer, cell: Cell) -> tuple[str, list]:
+    """The cell's samples with what the page shows of each: the judge's verdict, the question and both
+    answers' texts."""
     question_rows, params = cell_sql(layer, cell)
-    return f"select * exclude (full_response_id, masked_response_id) from ({_items_sql(cell, question_rows)}) order by {SORTS['question']}", params
+    model = _model_literal(cell)
+    of = (lambda alias: f" and {alias}.model = {model}") if model else (lambda alias: "")
+    return f"""
+        with samples as ({_items_sql(cell, question_rows)})
+        select s.*, {VERDICT.format(judge='s.judge_model')} as verdict, q.question, tf.answer as full_answer,
+            tm.answer as masked_answer
+        from samples as s
+        inner join dim_questions as q using (question_id)
+        left join fct_answer_texts as tf on tf.response_id = s.full_response_id{of("tf")}
+        left join fct_answer_texts as tm on tm.response_id = s.masked_response_id{of("tm")}""", params
+
+
+def export_sql(layer: SemanticLayer, cell: Cell) -> tuple[str, list]:
+    """Every sample of the cell, unpaged, for a download: what the page lists of each, the question
+    and both answers' texts included (an answer's download: its text as full_answer)."""
+    sql, params = _samples_sql(layer, cell)
+    return (f"select * exclude (full_response_id, masked_response_id) from ({sql}) order by {SORTS['question']}", params)
 
 
 def cell_from_query(layer: SemanticLayer, metric: str, by: list[str], values: dict[str, str | None],

@@ -36,6 +36,7 @@ class Metric:
     denominator: str
     valid: str | None        # the column of valid questions (its validity rate's numerator), if declared
     visibilities: tuple[str, ...]
+    reads: str = ""          # how to read it, with its sign convention (meta.reads), for wherever it is shown
 
     def bi_expression(self, table: str | None = None) -> str:
         """The metric as one aggregate SQL expression over fct_metric_parts rows: exact for any roll-up."""
@@ -51,6 +52,7 @@ class Dimension:
     alias: str               # that relation's alias in a slice's query (its primary entity)
     expr: str                # SQL over that relation's columns
     description: str
+    label: str = ""          # in words, for a page or a file's header ("Prompt variant")
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,8 @@ def semantic_layer() -> SemanticLayer:
 
     metrics = {}
     for metric in declared:
-        visibilities = (metric.get("meta") or {}).get("visibilities")
+        meta = metric.get("meta") or {}
+        visibilities = meta.get("visibilities")
         if metric["type"] != "ratio" or not visibilities:
             continue                     # the parts and validity rates: building blocks, not the paper's metrics
         params = metric["type_params"]
@@ -122,12 +125,16 @@ def semantic_layer() -> SemanticLayer:
         metrics[metric["name"]] = Metric(
             metric["name"], metric.get("label", metric["name"]), metric.get("description", ""),
             simple[params["numerator"]], simple[params["denominator"]],
-            simple[validity["type_params"]["numerator"]] if validity else None, tuple(visibilities.split("|")))
+            simple[validity["type_params"]["numerator"]] if validity else None, tuple(visibilities.split("|")),
+            meta.get("reads", ""))
 
     dimensions, joins = {}, {}
-    foreign = {e["name"]: e.get("expr") or e["name"] for e in parts.get("entities", []) if e["type"] == "foreign"}
-    for name, expr in foreign.items():          # an entity is a dimension of its own (MetricFlow groups by it)
-        dimensions[name] = Dimension(name, name, _relation(parts), parts_alias, expr, f"The {name} (an entity).")
+    entities = [e for e in parts.get("entities", []) if e["type"] == "foreign"]
+    foreign = {e["name"]: e.get("expr") or e["name"] for e in entities}
+    for entity in entities:                     # an entity is a dimension of its own (MetricFlow groups by it)
+        name = entity["name"]
+        dimensions[name] = Dimension(name, name, _relation(parts), parts_alias, foreign[name], f"The {name} (an entity).",
+                                     entity.get("label") or name)
     for model in models:
         primary = _primary(model)
         if model is parts:
@@ -144,7 +151,8 @@ def semantic_layer() -> SemanticLayer:
                 continue                 # the time dimension is the measures' aggregation time only
             name = f"{alias}__{dimension['name']}"
             dimensions[name] = Dimension(name, dimension["name"], _relation(model), alias,
-                                         dimension.get("expr") or dimension["name"], dimension.get("description", ""))
+                                         dimension.get("expr") or dimension["name"], dimension.get("description", ""),
+                                         dimension.get("label") or dimension["name"].replace("_", " ").capitalize())
     return SemanticLayer(_relation(parts), parts_alias, metrics, dimensions, joins)
 
 

@@ -30,6 +30,7 @@ from ingest.errors import InputError
 from ingest.publish.case_layout import CaseLayout
 from ingest.publish.compare import compare_cells, parse_compare
 from ingest.publish.marts import public_mart_properties
+from ingest.publish.numbers import fixed
 from ingest.publish.query import engine_message
 from ingest.publish.semantic import Dimension, SemanticLayer, dimension_sql, semantic_layer
 from ingest.publish.where import Condition, parse_where
@@ -331,9 +332,9 @@ def _write(frame: pd.DataFrame, fmt: str, out: Path | None) -> str:
     else:
         shown = frame.copy()
         numbers = ("estimate", "estimate_a", "estimate_b", "difference", "ci_low", "ci_high", "se_clustered", "mde_80")
-        for column, form in [*((c, "{:+.3f}") for c in numbers), ("validity_rate", "{:.2f}")]:
+        for column, places, signed in [*((c, 3, True) for c in numbers), ("validity_rate", 2, False)]:
             if column in shown:
-                shown[column] = shown[column].map(lambda v, form=form: "" if pd.isna(v) else form.format(v))
+                shown[column] = shown[column].map(lambda v, p=places, s=signed: "" if pd.isna(v) else fixed(v, p, s))
         shown = shown.drop(columns=["ci_method", "n_finite_replicates"]).fillna("")
         text = shown.to_string(index=False) + f"\n({len(frame)} cells; interval: {frame['ci_method'].iloc[0] if len(frame) else ''})\n"
     if out:

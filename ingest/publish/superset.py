@@ -82,8 +82,10 @@ def calculated_columns(mart: str, names: set[str]) -> list[dict]:
     if {"estimate", "ci_low", "ci_high"} <= names:
         add("estimate_ci", "Estimate [95% CI]",
             "case when estimate is null then null "
-            "when ci_low is null then printf('%.3f (no interval: 1 case)', estimate) "
-            "else printf('%.3f [%.3f, %.3f]', estimate, ci_low, ci_high) end",
+            "when ci_low is null then printf('%.3f (no interval: 1 case)', round(estimate, 3)) "
+            "else printf('%.3f [%.3f, %.3f]', round(estimate, 3), round(ci_low, 3), round(ci_high, 3)) end",
+            # round() first: halves away from zero, as the number columns' d3 format rounds them (printf alone
+            # rounds 0.0625 to even, 0.062, beside the column's 0.063)
             "The estimate and its 95% case-clustered bootstrap interval (ci_method); a one-case cell has none.")
     if "condition" in names:
         cases = " ".join(f"when {_sql_text(c)} then {_sql_text(f'{c} · {label}')}" for c, label in condition_labels().items())
@@ -113,27 +115,50 @@ def _dataset(mart: str, metrics: list[dict], description: str, sql: str | None =
             "normalize_columns": False}
 
 
-# each interval of agg_metrics as five rows (its low and high twice, its estimate once): a box plot of
-# them draws the box from ci_low to ci_high (the quartiles of the five) and the line at the estimate
+# each interval of agg_metrics as a row with a label of its own (cohort · model · condition · prompt), which
+# the interval plot puts on its axis: one row per cell, its estimate and bounds three named metrics
 INTERVALS = "agg_metrics_intervals"
-INTERVALS_SQL = """select m.cohort, m.model, m.condition, m.prompt_variant, m.metric, m.visibility, b.bound, b.copy,
-    case b.bound when 'estimate' then m.estimate when 'ci_low' then m.ci_low else m.ci_high end as value
-from agg_metrics as m
-cross join (values ('ci_low', 1), ('ci_low', 2), ('estimate', 1), ('ci_high', 1), ('ci_high', 2)) as b(bound, copy)
-where m.ci_low is not null"""
+INTERVALS_SQL = """select cohort, model, condition, prompt_variant, metric, visibility, estimate, ci_low, ci_high,
+    cohort || ' · ' || model || ' · ' || condition || ' · ' || prompt_variant as cell
+from agg_metrics
+where ci_low is not null"""
+# the plot's three series, named as its tooltip and legend say them
+BOUNDS = [("estimate", "estimate"), ("ci_low", "95% low"), ("ci_high", "95% high")]
 
 
 def interval_dataset() -> dict:
-    kept = {"cohort", "model", "condition", "prompt_variant", "metric", "visibility"}
+    kept = {"cohort", "model", "condition", "prompt_variant", "metric", "visibility", "estimate", "ci_low", "ci_high"}
     columns = [c for c in _columns("agg_metrics") if c["column_name"] in kept or c["column_name"] == "condition_label"]
-    columns += [{"column_name": name, "type": kind, "is_dttm": False, "groupby": True, "filterable": True, "description": text,
-                 "expression": None, "verbose_name": header, "is_active": True}
-                for name, kind, header, text in [
-                    ("bound", "VARCHAR", "Bound", "ci_low, estimate or ci_high."),
-                    ("copy", "INTEGER", "Copy", "The bounds twice, the estimate once (the box's quartiles are the bounds)."),
-                    ("value", "DOUBLE", "Value", "The bound's value.")]]
-    return _dataset(INTERVALS, [], "agg_metrics' intervals as rows a box plot draws (box: the 95% interval; line: the "
-                                   "estimate); cells without an interval (one case) are left out.", INTERVALS_SQL, columns)
+    columns.append({"column_name": "cell", "type": "VARCHAR", "is_dttm": False, "groupby": True, "filterable": True,
+                    "description": "The cell: cohort · model · condition · prompt variant.", "expression": None,
+                    "verbose_name": "Cell", "is_active": True})
+    return _dataset(INTERVALS, [], "agg_metrics' cells with an interval, each with a label of its own for the interval "
+                                   "plot's axis; cells without an interval (one case) are left out.", INTERVALS_SQL, columns)
+
+
+# fct_metric_parts with a row of zero parts for each RelPos band a cohort, model, condition, prompt variant
+# and visibility has no question in: every sum is unchanged, and a chart by band keeps every band's column
+# however its filters narrow it (the band then shows no value, not no column)
+PARTS_SQL = """with keys as (select distinct cohort, model, condition, prompt_variant, visibility from fct_metric_parts),
+    bands as (select * from (values ('early'), ('middle'), ('late')) as b (relpos_band)),
+    missing as (
+        select k.*, b.relpos_band
+        from keys as k cross join bands as b
+        anti join (select distinct cohort, model, condition, prompt_variant, visibility, relpos_band from fct_metric_parts) as p
+            using (cohort, model, condition, prompt_variant, visibility, relpos_band))
+select * from fct_metric_parts
+union all by name
+select missing.*, {zeros} from missing"""
+
+
+def parts_dataset() -> dict:
+    columns = _columns("fct_metric_parts")
+    zeros = ", ".join(f"0 as {c['column_name']}" for c in columns if c["type"] in ("BIGINT", "DOUBLE", "INTEGER")
+                      and c["expression"] is None and c["column_name"] not in ("cutoff_hours", "relpos"))
+    return _dataset("fct_metric_parts", parts_metrics(),
+                    "The additive parts of every metric: its Superset metrics sum them (exact for any roll-up) and stay empty "
+                    "for a group that pools prompt variants. A row of zero parts stands for each RelPos band a group has "
+                    "no question in, so a chart by band keeps the band.", PARTS_SQL.format(zeros=zeros), columns)
 
 
 def _metric(name: str, header: str, expression: str, description: str, d3format: str, warning: str | None = None) -> dict:
@@ -229,22 +254,30 @@ def _pivot(name: str, title: str, dataset: str, description: str, filters: list[
     return chart
 
 
-def _interval_plot(name: str, title: str, description: str, filters: list[tuple[str, list[str]]], cell: list[str]) -> dict:
-    """A box plot of INTERVALS: a box per cell (CELL: every key of an agg_metrics cell left unfiltered),
-    from ci_low to ci_high with its line at the estimate."""
+def _interval_plot(name: str, title: str, description: str, filters: list[tuple[str, list[str]]]) -> dict:
+    """A forest plot of INTERVALS: a row per cell (its label on the vertical axis), the estimate and both
+    bounds as three series of markers named as the tooltip says them (estimate, 95% low, 95% high)."""
     adhoc, query_filters = zip(*(_filter(c, v) for c, v in filters))
-    metric = {"expressionType": "SQL", "sqlExpression": "max(value)", "label": "value", "hasCustomLabel": True}
-    params = {"viz_type": "box_plot", "datasource": "0__table", "adhoc_filters": list(adhoc), "columns": ["bound", "copy"],
-              "groupby": cell, "metrics": [metric], "whiskerOptions": "Min/max (no outliers)", "number_format": ".3f",
-              "x_ticks_layout": "45°", "row_limit": ROW_LIMIT, "color_scheme": "supersetColors", "y_axis_title": "",
-              "x_axis_title_margin": 15, "y_axis_title_margin": 15, "y_axis_title_position": "Left"}
-    query = {"columns": ["bound", "copy", *cell], "metrics": [metric], "filters": list(query_filters), "row_limit": ROW_LIMIT,
-             "orderby": [], "extras": {"having": "", "where": ""}, "annotation_layers": [], "series_columns": [],
-             "post_processing": [{"operation": "boxplot", "options": {"groupby": cell, "metrics": ["value"],
-                                                                     "whisker_type": "min/max", "percentiles": None}}]}
+    metrics = [{"expressionType": "SQL", "sqlExpression": f"max({column})", "label": label, "hasCustomLabel": True}
+               for column, label in BOUNDS]
+    params = {"viz_type": "echarts_timeseries_scatter", "datasource": "0__table", "x_axis": "cell", "x_axis_sort": "cell",
+              "x_axis_sort_asc": False, "metrics": metrics, "groupby": [], "adhoc_filters": list(adhoc),
+              "row_limit": ROW_LIMIT, "orientation": "horizontal", "xAxisForceCategorical": True, "rich_tooltip": True,
+              "tooltipSortByMetric": False, "showTooltipTotal": False, "showTooltipPercentage": False,
+              "y_axis_format": ".3f", "markerSize": 9, "show_legend": True,
+              "legendType": "plain", "legendOrientation": "top", "x_axis_title": "", "y_axis_title": "ΔHTR",
+              "y_axis_title_position": "Left", "xAxisLabelInterval": 0, "truncateXAxis": False, "zoomable": False,
+              "color_scheme": "supersetColors", "time_grain_sqla": None}
+    axis = {"columnType": "BASE_AXIS", "sqlExpression": "cell", "label": "cell", "expressionType": "SQL"}
+    query = {"columns": [axis], "metrics": metrics, "filters": list(query_filters), "row_limit": ROW_LIMIT,
+             "orderby": [["cell", False]], "extras": {"having": "", "where": ""}, "annotation_layers": [],
+             "series_columns": [], "series_limit": 0,
+             "post_processing": [{"operation": "pivot", "options": {"index": ["cell"], "columns": [], "drop_missing_columns": False,
+                                                                    "aggregates": {label: {"operator": "mean"} for _, label in BOUNDS}}},
+                                 {"operation": "flatten"}]}
     context = {"datasource": {"id": 0, "type": "table"}, "force": False, "queries": [query], "form_data": params,
                "result_format": "json", "result_type": "full"}
-    return {"slice_name": title, "description": description, "viz_type": "box_plot", "params": params,
+    return {"slice_name": title, "description": description, "viz_type": "echarts_timeseries_scatter", "params": params,
             "query_context": json.dumps(context), "cache_timeout": None, "uuid": object_uuid("chart", name), "version": "1.0.0",
             "dataset_uuid": object_uuid("dataset", INTERVALS), "certified_by": None, "certification_details": None}
 
@@ -264,11 +297,12 @@ def charts() -> dict[str, dict]:
             ["cohort", "model", "condition_label", "prompt_variant", "estimate_ci", "significant", "n_cases", "n_questions",
              "estimate", "ci_low", "ci_high"], None),
         "delta_htr_interval_plot": _interval_plot(
-            "delta_htr_interval_plot", "ΔHTR with its 95% interval (box: the interval; line: the estimate)",
-            "Each cell of agg_metrics drawn as its interval: the box spans the 95% case-clustered bootstrap interval, the "
-            "line in it is the estimate; a box clear of 0 is significant. One box per cohort, model, condition and "
-            "prompt variant (narrow them with the filters); one-case cells have no interval and no box.",
-            [("metric", ["delta_htr"]), ("visibility", ["paired"])], ["cohort", "model", "condition", "prompt_variant"]),
+            "delta_htr_interval_plot", "ΔHTR with its 95% interval (each row a cell: estimate, 95% low, 95% high)",
+            "Each cell of agg_metrics drawn as its interval: a row per cohort · model · condition · prompt variant, its "
+            "estimate and the two ends of its 95% case-clustered bootstrap interval (hover a row for the three); a row "
+            "whose two ends lie on one side of 0 is significant. Narrow the rows with the filters; one-case cells have "
+            "no interval and no row.",
+            [("metric", ["delta_htr"]), ("visibility", ["paired"])]),
         "acc_by_format": _chart(
             "acc_by_format", "Acc by format, with its 95% interval", "agg_metrics_by_format",
             "agg_metrics_by_format: accuracy per cohort, model, condition, question format, prompt variant and "
@@ -294,11 +328,12 @@ NOTE = ("**Hindsight bias: the paper's metrics and their slices.** Every estimat
         "The filters on the left narrow every chart (cohort, model, condition, prompt variant).")
 # (name, header, dataset): the native filters, each applied to every chart with that column
 FILTERS = [("cohort", "Cohort", "fct_metric_parts"), ("model", "Model", "fct_metric_parts"),
-           ("condition", "Condition", "fct_metric_parts"), ("prompt_variant", "Prompt variant", "fct_metric_parts")]
+           ("condition_label", "Condition", "fct_metric_parts"), ("prompt_variant", "Prompt variant", "fct_metric_parts")]
 LAYOUT = {"ROW-note": ["MARKDOWN-note", "CHART-build"], "ROW-plot": ["CHART-delta_htr_interval_plot"],
           "ROW-interval": ["CHART-delta_htr_interval"],
           "ROW-format": ["CHART-acc_by_format"], "ROW-band": ["CHART-delta_htr_by_relpos_band"]}
 WIDTHS = {"MARKDOWN-note": 6, "CHART-build": 6}
+HEIGHTS = {"build": 30, "delta_htr_interval_plot": 170}      # grid units of 8 px: the plot's 60 rows readable
 
 
 def native_filters(chart_ids: dict[str, int]) -> list[dict]:
@@ -330,7 +365,7 @@ def dashboard(chart_configs: dict[str, dict]) -> dict:
         row = next(r for r, children in LAYOUT.items() if key in children)
         position[key] = {"type": "CHART", "id": key, "children": [], "parents": ["ROOT_ID", "GRID_ID", row],
                          "meta": {"uuid": config["uuid"], "chartId": chart_ids[name], "sliceName": config["slice_name"],
-                                  "width": WIDTHS.get(key, 12), "height": 30 if name == "build" else 70}}
+                                  "width": WIDTHS.get(key, 12), "height": HEIGHTS.get(name, 70)}}
     return {"dashboard_title": "Hindsight bias", "description": None, "css": "", "slug": SLUG,
             "uuid": object_uuid("dashboard", "hindsight bias"), "position": position, "published": True, "version": "1.0.0",
             "metadata": {"color_scheme": "", "refresh_frequency": 0, "expanded_slices": {}, "label_colors": {},
@@ -362,10 +397,7 @@ def bundle_files(uri: str) -> dict[str, dict]:
         "metadata.yaml": {"version": "1.0.0", "type": "assets",
                           "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds")},
         f"databases/{DATABASE.replace(' ', '_')}.yaml": database(uri),
-        "datasets/hindsight_marts/fct_metric_parts.yaml": _dataset(
-            "fct_metric_parts", parts_metrics(),
-            "The additive parts of every metric: its Superset metrics sum them (exact for any roll-up) and stay empty "
-            "for a group that pools prompt variants."),
+        "datasets/hindsight_marts/fct_metric_parts.yaml": parts_dataset(),
         "datasets/hindsight_marts/agg_metrics.yaml": _dataset(
             "agg_metrics", cell_metrics(), "The paper's cuts with their intervals: filter metric, visibility and "
                                            "prompt_variant; never average estimate over rows."),

@@ -121,10 +121,18 @@ def test_filters_search_and_downloads_keep_to_the_cell(app):
     searched = get_url(app, f"{link}&q=zzzz-no-such-text-zzzz")[2]
     assert "0 samples match" in searched
     status, headers, body = get_url(app, link.replace("/cell?", "/cell.csv?"))
-    assert status == 200 and "attachment" in headers["Content-Disposition"] and len(body.strip().splitlines()) == total + 1
+    assert status == 200 and "attachment" in headers["Content-Disposition"]
+    rows = pd.read_csv(io.StringIO(body))
+    assert len(rows) == total
     status, _, body = get_url(app, link.replace("/cell?", "/cell.parquet?"))
     table = pq.read_table(io.BytesIO(body))
     assert status == 200 and table.num_rows == total and b"hindsight_filter" in table.schema.metadata
+    # what the page shows of each sample travels with it: the question and both answers as the page lists them
+    shown = pd.DataFrame(re.findall(r'<tr data-id="([^"]*)">\s*<td><a [^>]*>([^<]*)</a>', text), columns=["id", "question"])
+    merged = shown.merge(table.to_pandas(), on="id", suffixes=("_page", ""))
+    assert len(merged) == len(shown) > 0 and {"question", "full_answer", "masked_answer"} <= set(rows.columns)
+    assert all(html.unescape(page).rstrip(".…") in question for page, question in zip(merged["question_page"], merged["question"]))
+    assert merged["full_answer"].notna().all() and merged["masked_answer"].notna().all()
 
 
 def test_a_pair_shows_the_hidden_fields_the_timeline_masking_cut_and_both_answers(app, demo):
@@ -145,6 +153,108 @@ def test_a_pair_shows_the_hidden_fields_the_timeline_masking_cut_and_both_answer
     assert re.search(r'href="/cell\?', page) is None or "data-back" in page
     back = re.search(r'href="([^"]*)" data-back', page)
     assert back and html.unescape(back.group(1)).startswith("/cell?")
+    # the cutoff drawn in the list, and every removed event after it in the list shown whole (no box to scroll)
+    whole = page.split('data-timeline>')[1].split("</ol>")[0]
+    assert whole.count('data-removed="true"') == removed and whole.index("data-cutoff") < whole.index('data-removed="true"')
+    assert 'class="events whole"' in page and "data-caveat" not in page       # 2.1: no narrative, nothing to warn of
+
+
+def test_a_pair_says_what_its_condition_hides_and_what_it_does_not(app, demo):
+    """1.x keeps the original narrative in the masked request: the page says so. Condition 0 has no timeline."""
+    (pair_id, model), = query(demo, "select pair_id, model from fct_answer_pairs where condition = '1.1' limit 1")
+    _, _, page = get(app, "/pair", id=pair_id, model=model)
+    caveat = html.unescape(re.search(r"<p class=\"caveat\" data-caveat>(.*?)</p>", page, re.S).group(1))
+    assert "keeps the original narrative whole in both requests" in caveat and "masked request can show" in caveat
+    assert "never sent to the model" in page and "What the model did not see" not in page
+    (response_id, model), = query(demo, "select response_id, model from fct_answers where condition = '0' limit 1")
+    _, _, page = get(app, "/answer", id=response_id, model=model)
+    assert '<h2 id="timeline-h">No timeline</h2>' in page and "The no TTS" not in page
+
+
+def visible(page: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", " ", re.sub(r"<(script|style)\b.*?</\1>", "", page, flags=re.S)))
+
+
+def test_no_page_shows_none_and_a_blank_says_why(app, demo):
+    """Every kind of page, followed from the metrics as a reviewer would: no `None`, no `nan`."""
+    seen, queue = set(), ["/?metric=delta_htr&metric=acc&by=model,condition", "/hb",
+                          "/compare?compare=model%3Dsim:hindsight@0.3,sim:hindsight@0.6&metric=delta_htr&by=condition"]
+    kinds, queued = {}, {}
+    while queue and len(seen) < 80:
+        url = queue.pop(0)
+        if url in seen:
+            continue
+        seen.add(url)
+        status, headers, page = get_url(app, url)
+        if not headers["Content-Type"].startswith("text/html"):
+            continue
+        assert status == 200, (url, page[-500:])
+        text = visible(page)
+        assert not re.search(r"\bNone\b|\bnan\b", text), (url, re.findall(r".{60}(?:\bNone\b|\bnan\b).{30}", text))
+        path = url.split("?")[0]
+        kinds[path] = kinds.get(path, 0) + 1
+        for target in re.findall(r'href="(/[^"]*)"', page):
+            target = html.unescape(target)
+            kind = target.split("?")[0]
+            if "format=" not in target and not kind.startswith("/static") and queued.get(kind, 0) < 4 and target not in seen:
+                queued[kind] = queued.get(kind, 0) + 1
+                queue.append(target)
+    assert {"/", "/cell", "/pair", "/answer", "/case", "/cell/cases", "/hb", "/hb/row", "/hb/cell", "/hb/reply", "/compare",
+            "/compare/questions"} <= set(kinds), kinds
+
+
+def test_the_metrics_draw_each_cells_interval_and_read_in_words(app, demo):
+    """A forest plot per metric (server-drawn SVG, an image with a title and a description) whose dots
+    and lines are the cells' estimates and intervals; the columns and the CSV in words; each metric's
+    sign convention; "significant" says what it tests."""
+    status, _, text = get(app, "/", metric=["delta_htr", "acc"], by="model,prompt_variant")
+    with closing(open_marts(demo)) as con:
+        expected = slice_metrics(["delta_htr", "acc"], ["model", "answer__prompt_variant"], con=con)
+    plots = re.findall(r'<svg class="forest"[^>]*role="img" aria-labelledby="([^" ]+) ([^"]+)"[^>]*>(.*?)</svg>', text, re.S)
+    assert status == 200 and len(plots) == 2
+    for title_id, desc_id, svg in plots:
+        assert f'<title id="{title_id}">' in svg and f'<desc id="{desc_id}">' in svg and 'class="zero"' in svg
+    drawn = [(float(e), lo, hi) for e, lo, hi in re.findall(
+        r'data-cell-plot data-estimate="([^"]*)">.*?(?:data-low="([^"]*)" data-high="([^"]*)"|</g>)', text, re.S)]
+    cells = expected[expected["estimate"].notna()]
+    assert len(drawn) == len(cells) > 4
+    for (estimate, low, high), cell in zip(drawn, cells.itertuples()):
+        assert estimate == pytest.approx(cell.estimate, abs=1e-12)
+        if low:
+            assert (float(low), float(high)) == pytest.approx((cell.ci_low, cell.ci_high), abs=1e-12)
+        else:
+            assert pd.isna(cell.ci_low)
+    header = re.search(r"<thead>(.*?)</thead>", text, re.S).group(1)
+    assert "Prompt variant" in header and "answer__prompt_variant" not in header
+    assert "ΔHTR = HTR with the full context − HTR with the masked one; above 0" in html.unescape(text)
+    assert "interval excludes 0" in html.unescape(text)
+    _, _, csv = get(app, "/", metric="delta_htr", by="model,prompt_variant", format="csv")
+    assert list(pd.read_csv(io.StringIO(csv)).columns[:5]) == ["metric", "Model", "Prompt variant", "Visibility", "estimate"]
+    # an interval never wraps mid-number
+    assert re.search(r'<span class="ci">\[-?\d\.\d{3}, -?\d\.\d{3}\]</span>', text)
+
+
+def test_a_slice_of_many_cells_is_paged(app, demo):
+    by = "model,condition,relpos_band,format,options_type,cohort"
+    status, _, first = get(app, "/", metric="delta_htr", by=by)
+    with closing(open_marts(demo)) as con:
+        total = len(slice_metrics(["delta_htr"], by.split(","), con=con))
+    assert status == 200 and total > 100 and first.count("<tr data-metric=") == 100
+    last = html.unescape(re.search(r'href="([^"]*)" data-page="last"', first).group(1))
+    _, _, page = get_url(app, last)
+    assert page.count("<tr data-metric=") == total - 100 * (-(-total // 100) - 1)
+    assert get(app, "/", metric="delta_htr", by=by, page="99")[0] == 404
+    _, _, csv = get(app, "/", metric="delta_htr", by=by, format="csv")
+    assert len(pd.read_csv(io.StringIO(csv))) == total          # the download holds every cell
+
+
+def test_a_comparison_names_a_and_b_and_draws_the_differences(app):
+    compare = "model=sim:hindsight@0.3,sim:hindsight@0.6"
+    status, _, text = get(app, "/compare", compare=compare, metric="delta_htr", by="condition")
+    plain = html.unescape(text)
+    assert status == 200 and "A = sim:hindsight@0.3, B = sim:hindsight@0.6" in plain
+    assert "sim:hindsight@0.3 − sim:hindsight@0.6 [95% CI]" in plain and "excludes 0" in plain
+    assert text.count("data-cell-plot") == text.count("<tr data-metric=") > 3
 
 
 @pytest.mark.parametrize("path, params, status, reason", [
@@ -159,6 +269,15 @@ def test_a_pair_shows_the_hidden_fields_the_timeline_masking_cut_and_both_answer
                "v.answer__visibility": "full"}, 404, "no such cell"),
     ("/pair", {"id": "no-such-pair"}, 404, "no pair 'no-such-pair'"),
     ("/answer", {"id": "no-such-answer"}, 404, "no answer 'no-such-answer'"),
+    ("/", {"where": "cohort = 'sepsis"}, 400, "an unclosed quote"),
+    ("/cell.csv", {"metric": "acc", "by": "model", "where": "(" * 500 + "1 = 1" + ")" * 500, "v.model": "x"}, 400,
+     "nested too deeply"),
+    ("/cell", {"metric": "acc", "by": "model", "v.model": "x", "v.answer__prompt_variant": "standard",
+               "v.answer__visibility": "full", "page": "²"}, 400, "'²' is not a whole number"),
+    ("/hb/row", {"model_key": "x", "row_version": "²"}, 400, "'²' is not a whole number"),
+    ("/hb/reply", {"model_key": "x", "kind": "arm", "date": "2008-09-15", "replicate": "¹"}, 400, "'¹' is not a whole number"),
+    ("/cell/cases", {"metric": "acc", "by": "model", "v.model": "x", "v.answer__prompt_variant": "standard",
+                     "v.answer__visibility": "full", "where": "no_such_column = 1"}, 400, "the engine refused"),
     ("/nowhere", {}, 404, "no page /nowhere"),
     ("/static/../../pyproject.toml", {}, 404, "no such file"),
     ("/static/explore.css/../app.py", {}, 404, "no such file"),
@@ -168,6 +287,64 @@ def test_a_bad_parameter_is_a_400_and_an_unknown_id_a_404_with_one_line(app, pat
     assert got == status and headers["Content-Security-Policy"] == CSP
     shown = html.unescape(re.search(r"<p class=\"reason\" data-reason>(.*?)</p>", text, re.S).group(1))
     assert reason in shown and "\n" not in shown
+
+
+# every parameter any view reads, and values a fuzzer might not think of alone
+PARAMETERS = ["metric", "by", "where", "v.model", "v.condition", "v.answer__prompt_variant", "v.answer__visibility", "null",
+              "page", "sort", "q", "f.flip", "f.model", "id", "model", "compare", "cohort", "case_id", "model_key",
+              "row_version", "date", "kind", "arm", "replicate", "sample", "probe_set", "temperature", "format", "back"]
+ROUTES = ["/", "/cell", "/cell.csv", "/cell.parquet", "/cell/cases", "/pair", "/answer", "/compare", "/compare/questions",
+          "/case", "/hb", "/hb/row", "/hb/cell", "/hb/reply"]
+SEEDS = ["acc", "delta_htr", "model", "model,condition", "sim:hindsight@0.3", "2.1", "standard", "paired", "full", "1",
+         "0", "-1", "²", "99999999999999999999", "1e9", "nan", "cohort = 'sepsis'", "cohort = 'sepsis", "model=a,b",
+         "(" * 300, "'; drop table x; --", "\x00", "%", "2008-09-15", "arm", "W", "csv", "parquet", "/cell?metric=acc"]
+
+
+def test_no_parameter_makes_a_page_fail(app):
+    """Hypothesis over every view with any of its parameters: a page, a 400 or a 404, never a 500."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    values = st.one_of(st.sampled_from(SEEDS), st.text(max_size=40))
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+    @given(st.sampled_from(ROUTES), st.dictionaries(st.sampled_from(PARAMETERS), values, max_size=6))
+    def check(route, params):
+        status, headers, body = get(app, route, **params)
+        assert status in (200, 400, 404), (route, params, body[:2000] if isinstance(body, str) else status)
+        assert headers["Content-Security-Policy"] == CSP
+        if status != 200:
+            reason = html.unescape(re.search(r'<p class="reason" data-reason>(.*?)</p>', body, re.S).group(1))
+            assert reason and "\n" not in reason and "Traceback" not in reason
+
+    check()
+
+
+def test_only_the_host_names_served_are_answered(app):
+    def status(host):
+        seen = {}
+        environ = {"PATH_INFO": "/cell.csv", "QUERY_STRING": "", "REQUEST_METHOD": "GET", "HTTP_HOST": host}
+        body = b"".join(app(environ, lambda s, h: seen.setdefault("status", int(s.split()[0]))))
+        return seen["status"], body.decode()
+
+    got, page = status("evil.example:8765")                  # a name rebound to 127.0.0.1
+    assert got == 400 and "does not serve the host name 'evil.example:8765'" in html.unescape(page)
+    assert "--allow-host" in page
+    for host in ("127.0.0.1:8765", "localhost:8765", "[::1]:8765"):
+        assert status(host)[0] == 400 and "no metric named" in status(host)[1]     # served: the view's own 400
+
+
+def test_every_view_stops_a_heavy_where_at_its_time_limit(demo):
+    """/cell.csv, /cell/cases and /compare/questions under the page's time limit, as the metrics are."""
+    timed = Explorer(demo, query_timeout=1)
+    heavy = "(select count(*) from range(200000000) a, range(1000) b) > 0"
+    cell = {"metric": "acc", "by": "model", "v.model": "sim:hindsight@0.3", "v.answer__prompt_variant": "standard",
+            "v.answer__visibility": "full", "where": heavy}
+    for path, extra in [("/cell.csv", {}), ("/cell/cases", {}), ("/compare/questions", {"compare": "model=a,b"})]:
+        started = time.perf_counter()
+        got, _, page = get(timed, path, **cell, **extra)
+        assert got == 400 and "longer than" in html.unescape(page), (path, page[:500])
+        assert time.perf_counter() - started < 10, path
 
 
 def test_the_static_files_are_the_packages_and_the_pages_load_nothing_else(app):
@@ -211,6 +388,15 @@ def hostile(demo, tmp_path_factory):
     return db, texts
 
 
+def test_a_replayed_answers_ledger_says_why_it_is_blank(hostile):
+    db, _ = hostile
+    (pair_id,), = query(db, "select pair_id from fct_answer_pairs where model = 'replay:hostile' limit 1")
+    _, _, page = get(Explorer(db), "/pair", id=pair_id, model="replay:hostile")
+    text = visible(page)
+    assert "not recorded: a replayed or loaded answer has no call of its own" in text
+    assert not re.search(r"\bNone\b", text)
+
+
 def test_model_text_with_markup_is_shown_as_text(hostile):
     db, texts = hostile
     app = Explorer(db)
@@ -252,6 +438,14 @@ def test_explore_binds_loopback_and_warns_for_another_address(demo, tmp_path):
         process.terminate()
         _, err = process.communicate(timeout=10)
     assert "warning: listening on 0.0.0.0" in err
+    # a port already taken: one line naming it and the way out, no traceback
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = hindsight(demo, "explore", "--port", str(port), expect=2)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"--port {port}: cannot listen on 127.0.0.1:{port}" in lines[0] and "--port 0" in lines[0], done.stderr
 
 
 def test_a_page_reads_one_build_while_builds_publish(demo, tmp_path):
@@ -315,10 +509,24 @@ def test_each_cases_influence_is_the_cell_without_it_and_a_case_lists_its_questi
         kept = [v for c, v in values if c != case]
         assert float(without) == pytest.approx(sum(kept) / len(kept), abs=1e-12)
     cohort, case_id = rows[0][0].split("/")
-    status, _, page = get(app, "/case", cohort=cohort, case_id=case_id)
-    listed = set(re.findall(r'data-question="([^"]*)"', page))
-    assert status == 200 and listed == {q for (q,) in query(demo, "select question_id from dim_questions where cohort = ? and case_id = ?",
-                                                             [cohort, case_id])}
+    # a case's questions, page by page (at most 100 question rows a page), with a way back to the cases
+    case_link = html.unescape(re.search(r'href="(/case\?[^"]*)"', page).group(1))
+    listed, pages, url = set(), 0, case_link
+    while url:
+        status, _, shown = get_url(app, url)
+        assert status == 200 and len(re.findall(r"<tr><td>", shown)) <= 100
+        back = re.search(r'href="([^"]*)" data-back', shown)
+        assert back and html.unescape(back.group(1)).startswith("/cell/cases?")
+        listed |= set(re.findall(r'data-question="([^"]*)"', shown))
+        pages += 1
+        following = re.search(r'href="([^"]*)" rel="next"', shown)
+        url = html.unescape(following.group(1)) if following else None
+    cohort, case_id = re.search(r"cohort=([^&]+)&case_id=([^&]+)", case_link).groups()
+    rows_of_case = query(demo, """select count(*) from dim_questions as q left join fct_metric_parts as p
+                                  on p.question_id = q.question_id and p.visibility = 'paired'
+                                  where q.cohort = ? and q.case_id = ?""", [cohort, case_id])[0][0]
+    assert pages == -(-rows_of_case // 100) and listed == {q for (q,) in query(
+        demo, "select question_id from dim_questions where cohort = ? and case_id = ?", [cohort, case_id])}
     assert get(app, "/case", cohort=cohort, case_id="no-such-case")[0] == 404
 
 
@@ -326,10 +534,13 @@ def test_the_audit_rows_show_their_verdicts_and_lead_to_their_cells_by_date(app,
     status, _, text = get(app, "/hb")
     rows = query(demo, """select r.model_key, r.e2_est, coalesce(b.failed_checks, 'pass') from agg_hb_audit_rows as r
                           left join agg_hb_robustness as b using (model_key, row_version) order by r.model_key, r.row_version""")
-    shown = re.findall(r'<tr data-model-key="([^"]*)" data-e2="([^"]*)">', text)
-    assert status == 200 and [k for k, _ in shown] == [k for k, _, _ in rows] and len(rows) >= 4
-    assert all(float(e2) == pytest.approx(expected, abs=1e-12) for (_, e2), (_, expected, _) in zip(shown, rows))
+    shown = re.findall(r'<tr data-model-key="([^"]*)" data-e2="([^"]*)"( class="fails" data-fails)?>', text)
+    assert status == 200 and [k for k, _, _ in shown] == [k for k, _, _ in rows] and len(rows) >= 4
+    assert all(float(e2) == pytest.approx(expected, abs=1e-12) for (_, e2, _), (_, expected, _) in zip(shown, rows))
     assert all(verdict in text for _, _, verdict in rows)
+    # a row that fails a check is marked as failing, and only such a row
+    assert [bool(marked) for _, _, marked in shown] == [verdict != "pass" for _, _, verdict in rows]
+    assert any(marked for _, _, marked in shown)
     link = html.unescape(re.search(r'href="(/hb/row\?[^"]*)" data-row', text).group(1))
     status, _, page = get_url(app, link)
     model_key = re.search(r"model_key=([^&]+)", link).group(1)
@@ -416,10 +627,11 @@ def test_a_filter_form_sent_with_every_list_at_any_filters_nothing(app):
 
 
 def test_a_static_slice_is_a_self_contained_folder_within_its_bound(app, demo, tmp_path):
-    from ingest.explore.static_site import write_static
+    from ingest.explore.static_site import estimate, write_static
 
     out = tmp_path / "slice"
     done = write_static(app, out, ["delta_htr"], ["model", "condition"], "model = 'sim:hindsight@0.3' and condition = '2.1'")
+    done_pages, done_bytes = done["pages"], done["bytes"]
     pairs = query(demo, "select count(*) from fct_answer_pairs where model = 'sim:hindsight@0.3' and condition = '2.1'")[0][0]
     assert done["bytes"] <= 5_000_000 and done["pages"] >= pairs + 3
     pages = list(out.glob("*.html"))
@@ -431,6 +643,20 @@ def test_a_static_slice_is_a_self_contained_folder_within_its_bound(app, demo, t
         assert "<form" not in text
     done = hindsight(demo, "explore", "--static", out, expect=2)
     assert "the folder is not empty" in done.stderr
+    # every page carries the policy, every link in the slice works (a pair's same question elsewhere
+    # included), and what is outside it is text, not a dead link
+    texts = {page.name: page.read_text() for page in pages}
+    assert all('<meta http-equiv="Content-Security-Policy"' in text for text in texts.values())
+    assert all("data-offline" not in text and not re.search(r"<a\b(?![^>]*href)", text) for text in texts.values())
+    elsewhere = [link for text in texts.values() for block in re.findall(r'<ul class="elsewhere">(.*?)</ul>', text, re.S)
+                 for link in re.findall(r'href="([^"]*)"', block)]
+    assert elsewhere and all((out / link).is_file() for link in elsewhere)
+    # its size said before it is written, near enough what it is
+    said = estimate(app, ["delta_htr"], ["model", "condition"], "model = 'sim:hindsight@0.3' and condition = '2.1'")
+    assert said["pages"] == done_pages and abs(said["bytes"] - done_bytes) < 0.3 * done_bytes
+    whole = hindsight(demo, "explore", "--static", tmp_path / "whole", expect=2)
+    assert re.search(r"the slice: \d+ cells, about [\d,]+ pages, \d+ MB.*over --max-pages 500. Fix: narrow it with --where",
+                     whole.stderr) and not (tmp_path / "whole").exists()
 
 
 def test_a_pair_shows_the_request_exactly_as_the_runner_renders_it(app, demo):

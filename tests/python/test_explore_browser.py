@@ -10,6 +10,9 @@ import os
 import re
 import threading
 from contextlib import closing
+from pathlib import Path
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 import pytest
 from test_report_browser import browser  # noqa: F401 - the Chromium fixture
@@ -76,6 +79,19 @@ def test_three_clicks_from_a_metric_to_the_pair_behind_it_and_back(browser, expl
         expected = slice_metrics(["delta_htr"], ["model", "condition"], con=con)
     rows = page.locator("tr[data-metric]")
     assert rows.count() == len(expected)
+    # each cell's interval drawn: a forest plot the browser lays out, a mark per cell, its name read out
+    plot = page.locator("svg[data-forest]")
+    assert plot.count() == 1 and plot.bounding_box()["height"] > 20 * len(expected)
+    assert plot.locator("[data-cell-plot]").count() == int(expected["estimate"].notna().sum())
+    assert page.evaluate("""() => { const svg = document.querySelector('svg[data-forest]');
+        return svg.getAttribute('role') === 'img' && svg.getAttribute('aria-labelledby').split(' ')
+            .every(id => document.getElementById(id) && document.getElementById(id).textContent.trim().length > 10); }""")
+    widths = plot.locator("line.interval").evaluate_all("lines => lines.map(l => l.getBoundingClientRect().width)")
+    assert widths and max(widths) > 10
+    # an interval never wraps inside itself, however narrow the window
+    page.set_viewport_size({"width": 700, "height": 900})
+    assert page.locator("span.ci").evaluate_all("spans => spans.every(s => s.getClientRects().length === 1)")
+    page.set_viewport_size({"width": 1360, "height": 900})
     shot(page, "explore-metrics", tmp_path)
 
     # click 1: the first significant ΔHTR cell's estimate
@@ -100,8 +116,10 @@ def test_three_clicks_from_a_metric_to_the_pair_behind_it_and_back(browser, expl
         page.locator("a[data-open]").first.click()
     assert page.url.startswith(f"{url}/pair?")
     text = page.inner_text("main")
-    assert "What the model did not see" in text and "Full context" in text and "Masked context" in text
-    assert page.locator('li[data-removed="true"]').count() > 0
+    assert "never sent to the model" in text and "Full context" in text and "Masked context" in text
+    # what masking removed, at first sight: the cutoff drawn in the list, the removed events in view, no box to scroll
+    assert page.locator('li[data-removed="true"]').count() > 0 and page.locator("li[data-cutoff]").is_visible()
+    assert page.locator("ol[data-timeline]").evaluate("list => list.scrollHeight <= list.clientHeight + 1")
     assert page.evaluate(ACCESSIBILITY) == []
     shot(page, "explore-pair", tmp_path)
 
@@ -133,6 +151,8 @@ def test_three_clicks_from_a_metric_to_the_pair_behind_it_and_back(browser, expl
         differences = slice_metrics(["delta_htr"], ["condition"], con=con, compare=compare)
     shown = page.locator("tr[data-difference]").evaluate_all("rows => rows.map(r => Number(r.dataset.difference))")
     assert shown == pytest.approx(list(differences["difference"]), abs=1e-12)
+    assert page.locator("svg[data-forest] [data-cell-plot]").count() == len(differences)
+    assert "A = sim:hindsight@0.3, B = sim:noise@0.2" in page.inner_text("h1")
     assert page.evaluate(ACCESSIBILITY) == []
     shot(page, "explore-compare", tmp_path)
     with page.expect_navigation():
@@ -166,6 +186,41 @@ def test_three_clicks_from_a_metric_to_the_pair_behind_it_and_back(browser, expl
     assert problems == [] and elsewhere == []
 
 
+def test_the_browser_is_refused_through_a_rebound_name_and_no_parameter_fails_a_page(browser, explorer):  # noqa: F811
+    """A page of another site that points a name of its own at 127.0.0.1 (DNS rebinding: the browser
+    resolves rebind.test to loopback) gets a 400, not the data; fuzzed parameters in the browser's own
+    requests get a page, a 400 or a 404, never a 500."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    _, url = explorer
+    port = url.rsplit(":", 1)[1]
+    context = browser.contexts[0] if browser.contexts else browser.new_context()
+    page = context.new_page()
+    reply = page.goto(f"http://rebind.test:{port}/cell.csv?metric=delta_htr&by=model")
+    assert reply.status == 400 and "does not serve the host name 'rebind.test:" in page.inner_text("main")
+    assert reply.headers["content-type"].startswith("text/html")
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+              derandomize=True)
+    @given(st.sampled_from(["/", "/cell", "/pair", "/compare", "/hb/row", "/hb/reply", "/case"]),
+           st.dictionaries(st.sampled_from(["metric", "by", "where", "page", "id", "compare", "row_version", "replicate", "date"]),
+                           st.one_of(st.sampled_from(["²", "cohort = 'sepsis", "(" * 300, "-1", "delta_htr"]), st.text(max_size=20)),
+                           max_size=4))
+    def check(path, params):
+        answered = page.request.get(f"{url}{path}", params=params)
+        assert answered.status in (200, 400, 404), (path, params, answered.text()[:500])
+
+    check()
+    page.close()
+
+
+def opens(href: str) -> bool:
+    """Whether a link of a static slice names one of its files."""
+    parts = urlsplit(href)
+    return parts.scheme == "file" and Path(url2pathname(parts.path)).is_file()
+
+
 def test_a_static_slice_opens_from_file_with_the_network_blocked(browser, explorer, tmp_path):  # noqa: F811
     from ingest.explore.static_site import write_static
 
@@ -192,7 +247,18 @@ def test_a_static_slice_opens_from_file_with_the_network_blocked(browser, explor
     assert page.evaluate("getComputedStyle(document.body).fontFamily").startswith("system-ui")     # its stylesheet loaded
     with page.expect_navigation():
         page.locator("a[data-open]").first.click()
-    assert page.locator('li[data-removed="true"]').count() > 0 and "What the model did not see" in page.inner_text("main")
+    assert page.locator('li[data-removed="true"]').count() > 0 and "never sent to the model" in page.inner_text("main")
+    # every link of the slice opens a page of it; the same question elsewhere, too
+    elsewhere_links = page.locator("ul.elsewhere a").evaluate_all("links => links.map(l => l.href)")
+    assert elsewhere_links and all(opens(href) for href in elsewhere_links)
+    page.goto((tmp_path / "slice" / "index.html").as_uri())
+    assert page.locator("svg[data-forest] [data-cell-plot]").count() == 2       # the intervals drawn offline too
+    hrefs = set()
+    for name in sorted((tmp_path / "slice").glob("*.html"))[:40]:
+        page.goto(name.as_uri())
+        hrefs |= set(page.locator("a[href]").evaluate_all("links => links.map(l => l.href)"))
+        assert page.locator("a:not([href])").count() == 0          # nothing dressed as a link that is not one
+    assert hrefs and all(opens(href) for href in hrefs), [h for h in hrefs if not opens(h)]
     page.close()
     context.close()
     assert blocked == [] and problems == []

@@ -25,7 +25,9 @@ SECTIONS = ["overview", "per-model", "cross-model", "prompt-variants", "cutoff-p
             "data-quality", "human-validation", "hindsightbench", "provenance"]
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--disable-quic", "--remote-debugging-port=0",
-         "--window-size=1280,1000"]
+         "--window-size=1280,1000",
+         # a name that resolves to loopback, as a DNS rebinding makes one (the explorer's tour: its Host refusal)
+         "--host-resolver-rules=MAP rebind.test 127.0.0.1"]
 
 
 def chromium_binary() -> str:
