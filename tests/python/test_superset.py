@@ -26,8 +26,9 @@ from test_report_browser import browser  # noqa: F401 - the Chromium fixture
 
 from conftest import PROJECT, cli_env, hindsight
 from ingest.publish.bi import SUPERSET, requirements
+from ingest.publish.numbers import fixed
 from ingest.publish.slices import slice_metrics
-from ingest.publish.superset import DATABASE, ROOT, SLUG
+from ingest.publish.superset import DATABASE, FILTERS, ROOT, SLUG
 from ingest.serve.snapshots import open_marts
 
 MARKER = "<!-- superset-recipe: run by tests/python/test_superset.py -->"
@@ -123,16 +124,17 @@ def check_charts(rows_by_title: dict[str, list[dict]], db: Path) -> int:
     for row in rows:
         cell = expected[(row["cohort"], row["model"], row["condition_label"].split(" · ")[0], row["prompt_variant"])]
         assert all(same(row[k], getattr(cell, k)) for k in ("estimate", "ci_low", "ci_high", "n_cases", "n_questions")), (row, cell)
-        shown = (f"{cell.estimate:.3f} [{cell.ci_low:.3f}, {cell.ci_high:.3f}]" if not math.isnan(cell.ci_low)
-                 else f"{cell.estimate:.3f} (no interval: 1 case)")
+        shown = (f"{fixed(cell.estimate)} [{fixed(cell.ci_low)}, {fixed(cell.ci_high)}]" if not math.isnan(cell.ci_low)
+                 else f"{fixed(cell.estimate)} (no interval: 1 case)")
         assert row["estimate_ci"] == shown and " · " in row["condition_label"]
 
-    # the interval plot: a box per cell with an interval, from ci_low to ci_high, its line at the estimate
-    boxes = titles["ΔHTR with its 95% interval"]
-    assert len(boxes) == int((interval["n_cases"] >= 2).sum()) > 20
-    for row in boxes:
-        cell = expected[(row["cohort"], row["model"], row["condition"], row["prompt_variant"])]
-        assert row["value__count"] == 5 and (row["value__q1"], row["value__median"], row["value__q3"]) == pytest.approx(
+    # the interval plot: a row per cell with an interval, its three series named as the tooltip says them
+    plotted = titles["ΔHTR with its 95% interval"]
+    assert len(plotted) == int((interval["n_cases"] >= 2).sum()) > 20
+    for row in plotted:
+        assert set(row) == {"cell", "estimate", "95% low", "95% high"}, row
+        cell = expected[tuple(row["cell"].split(" · "))]
+        assert (row["95% low"], row["estimate"], row["95% high"]) == pytest.approx(
             (cell.ci_low, cell.estimate, cell.ci_high), abs=1e-12), (row, cell)
 
     rows = titles["Acc by format"]
@@ -281,13 +283,30 @@ def test_the_browser_draws_the_dashboard_from_chart_queries_equal_to_hindsight_m
     assert check_charts({titles[i]: rows for i, rows in drawn.items()}, superset.db) > 100
     text = page.inner_text("body")
     for label in ("Cohort", "Model", "Condition", "Prompt variant", "Estimate [95% CI]", "The build shown", "1 · early",
-                  "box: the interval; line: the estimate"):
+                  "each row a cell: estimate, 95% low, 95% high"):
         assert label in text, label
+    # the interval plot's tooltip says what each number is; its 60 rows each have their label
+    plot = page.locator("[data-test-chart-name^='ΔHTR with its 95% interval'] canvas").first
+    box = plot.bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.3)
+    tip = page.wait_for_function("""() => Array.from(document.querySelectorAll('div')).map(d => d.innerText || '')
+        .find(t => t.includes('95% low') && t.includes('95% high') && t.includes('estimate'))""", timeout=10000).json_value()
+    assert not re.search(r"Mean|Quartile|Total", tip), tip
     assert re.search(r"\d\.\d{3} \[-?\d\.\d{3}, -?\d\.\d{3}\]", text)          # an interval drawn as an interval
     shot = tmp_path / "superset-dashboard.png"
     page.wait_for_function("() => document.querySelectorAll('canvas, table').length >= 5", timeout=60000)
-    page.wait_for_timeout(2000)                 # the box plot's animation
+    page.wait_for_timeout(2000)                 # the plot's animation
     page.screenshot(path=str(shot))
+    # the condition filter offers the conditions by name (after the screenshot: its list would cover the charts)
+    page.mouse.move(10, 10)
+    # the filter bar's selects, in FILTERS' order: the third is the condition's
+    order = page.evaluate("""() => Array.from(document.querySelectorAll('[data-test^="NATIVE_FILTER-"]'))
+        .map(e => e.getAttribute('data-test'))""")
+    assert order == [f"NATIVE_FILTER-{column}" for column, _, _ in FILTERS], order
+    page.locator("[data-test='filter-bar'] .ant-select").nth(order.index("NATIVE_FILTER-condition_label")).click()
+    page.wait_for_selector(".ant-select-item-option", timeout=30000)
+    assert "1.1 · Original narrative + H TTS" in page.locator(".ant-select-item-option").all_inner_texts()
+    page.keyboard.press("Escape")
     page.close()
     assert shot.stat().st_size > 100_000
     if os.environ.get("HINDSIGHT_WRITE_SCREENSHOTS"):
@@ -325,3 +344,28 @@ def test_import_into_a_superset_that_is_not_there_ends_in_one_line(warehouse, tm
                      env={"SUPERSET_PASSWORD": "x"}, expect=2)
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and f"Superset at http://127.0.0.1:{port}: nothing answers there" in lines[0], done.stderr
+
+
+def test_the_parts_dataset_keeps_every_relpos_band_and_every_sum():
+    """A group whose questions all fall in two RelPos bands still has the third band's row (zero parts:
+    no value, but the pivot keeps the column), and every sum of the parts is what the mart's is."""
+    import duckdb
+
+    from ingest.publish.superset import parts_dataset
+
+    dataset = parts_dataset()
+    con = duckdb.connect()
+    con.execute("""create table fct_metric_parts as
+        select * from (values
+            ('glp1', 'A', '2.1', 'standard', 'paired', 'q1', 'middle', 1.0, 1, 0.5, 1),
+            ('glp1', 'A', '2.1', 'standard', 'paired', 'q2', 'late', 0.0, 1, 1.0, 2),
+            ('glp1', 'B', '2.1', 'standard', 'paired', 'q1', 'early', 1.0, 1, 0.0, 1),
+            ('glp1', 'B', '2.1', 'standard', 'paired', 'q2', 'middle', 1.0, 1, 1.0, 1),
+            ('glp1', 'B', '2.1', 'standard', 'paired', 'q3', 'late', -1.0, 1, 1.0, 1))
+        as t (cohort, model, condition, prompt_variant, visibility, question_id, relpos_band, delta_htr_sum, delta_htr_n,
+              acc_sum, acc_n)""")
+    bands = con.sql(f"""select relpos_band, sum(delta_htr_sum) / nullif(sum(delta_htr_n), 0) as delta_htr, sum(delta_htr_n)
+                        from ({dataset['sql']}) where model = 'A' group by all order by 1""").fetchall()
+    assert bands == [("early", None, 0), ("late", 0.0, 1), ("middle", 1.0, 1)]
+    summed = "select sum(delta_htr_sum), sum(delta_htr_n), sum(acc_sum), sum(acc_n), count(distinct question_id) from "
+    assert con.execute(f"{summed} ({dataset['sql']})").fetchone() == con.execute(f"{summed} fct_metric_parts").fetchone()
