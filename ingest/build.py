@@ -31,6 +31,7 @@ from datetime import datetime, timezone
 from importlib.metadata import version
 from pathlib import Path
 
+from ingest.collect.ingest import ingest as ingest_store
 from ingest.config import PACKAGE_DIR, build_ledgers
 from ingest.db import PROJECT_DIR, connect, warehouse_path
 from ingest.dbt_process import DbtProcess, parse_flags
@@ -227,6 +228,15 @@ def publish(db: Path | None = None) -> bool:
         return dbt.build(PUBLISH)
 
 
+def say_brought(brought) -> None:
+    """What the build brought in from the runs' store (ingest/collect/ingest.py)."""
+    if brought is None or not any(brought.rows.values()):
+        return
+    rows = ", ".join(f"{n} {table}" for table, n in brought.rows.items() if n and table not in ("batches", "batch_calls", "hb_registry"))
+    going = f" ({brought.running} runs still going: what they store next waits for the next build)" if brought.running else ""
+    print(f"hindsight: brought in from the runs' store: {rows or 'batch and registry updates'}{going}", file=sys.stderr)
+
+
 def build(db: Path | None = None, extra: list[str] | None = None) -> bool:
     """`dbt build` of what the data loaded since the last build touches, or of everything (see the
     module's docstring); a build that ends well becomes the next one's reference."""
@@ -234,6 +244,7 @@ def build(db: Path | None = None, extra: list[str] | None = None) -> bool:
     # dbt imports itself and parses the project while the plan reads the raw tables (ingest/dbt_process.py)
     with DbtProcess(db, parse_flags(extra)) as dbt:
         with connect(db) as con:      # creates the raw tables, empty, so dbt finds every source
+            say_brought(ingest_store(con, db))
             extra = refresh_stale(con, extra)
             scope = plan(con, extra)
             threads = node_threads(con, extra)

@@ -1,13 +1,16 @@
 """The `hindsight` command: a thin layer over the ingest library."""
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
-from contextlib import closing
+from contextlib import closing, contextmanager
+from functools import partial
 from pathlib import Path
 
 import click
 
+from ingest.collect.connection import run_connection
 from ingest.config import __version__
 from ingest.db import connect, require_marts, warehouse_path
 from ingest.errors import InputError, require_extra
@@ -161,13 +164,15 @@ MODEL_HELP = ("PROVIDER:MODEL: openai:…, anthropic:…, a local server vllm:�
               "at its usual address unless --base-url), or a labelled simulator sim:prospective | sim:hindsight@P | sim:noise@P.")
 
 
-def _run_options(function, model_flag: str = "--model"):
+def _run_options(function, model_flag: str = "--model", many: bool = False):
     for option in reversed([
-        click.option(model_flag, "model", required=True, help=MODEL_HELP),
+        click.option(model_flag, "model", required=True, multiple=many,
+                     help=MODEL_HELP + (" Repeat it to run several models at once." if many else "")),
         click.option("--base-url", help="OpenAI-compatible server (vLLM, llama.cpp, Ollama) or another API endpoint."),
         click.option("--limit", type=int, help="Only the first N matching requests in a stable order (answered or not)."),
-        click.option("--concurrency", type=click.IntRange(min=1),
-                     help="Calls in flight at once (default: a local server's slots where it says them, else 8)."),
+        click.option("--concurrency", type=click.IntRange(min=1), multiple=many,
+                     help="Calls in flight at once (default: a local server's slots where it says them, else 8)"
+                          + ("; once for every model, or once per --model in order." if many else ".")),
         click.option("--context-window", type=int,
                      help="A local server's context size in tokens, where it does not say it (llama-cpp-python's server)."),
         click.option("--profile", help="A seeds/sampling_profiles.csv profile of this request kind instead of the "
@@ -209,11 +214,52 @@ def _overrides(options: dict):
     return Overrides(**{name: options.pop(name) for name in RUN_OPTIONS}, batch=batch)
 
 
-def _report_run(summary, what: str) -> None:
+def _models(model: tuple[str, ...] | str, concurrency: tuple[int, ...] | int | None) -> tuple[list[str], list[int | None]]:
+    """--model given once or more, with --concurrency once (for all) or once per model."""
+    models = list(dict.fromkeys([model] if isinstance(model, str) else model))
+    given = [] if concurrency is None else [concurrency] if isinstance(concurrency, int) else list(concurrency)
+    if len(given) not in (0, 1, len(models)):
+        raise InputError("--concurrency", f"{len(given)} values for {len(models)} models",
+                         "give one --concurrency for every model, or one per --model in the same order")
+    return models, (given * len(models) if len(given) == 1 else given or [None] * len(models))
+
+
+def _each_model(run, models: list[str], limits: list[int | None]) -> list[tuple[str, object]]:
+    """RUN(model, concurrency) for each model at once, a thread each (each its own run, client and
+    event loop); their summaries in order. A failure of one is said after the others end."""
+    if len(models) == 1:
+        return [(models[0], run(models[0], limits[0]))]
+    import threading
+
+    results: dict[str, object] = {}
+
+    def one(spec: str, slots: int | None) -> None:
+        try:
+            results[spec] = run(spec, slots)
+        except BaseException as error:  # noqa: BLE001 - said for its model below
+            results[spec] = error
+
+    threads = [threading.Thread(target=one, args=(spec, slots), daemon=True, name=spec) for spec, slots in zip(models, limits)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        while thread.is_alive():
+            thread.join(0.5)         # wakes for Ctrl-C: stored results stay, the next run resumes the rest
+    failures = [(spec, error) for spec, error in results.items() if isinstance(error, BaseException)]
+    for spec, error in failures:
+        click.echo(f"error: {spec}: {error}", err=True)
+    if failures:
+        sys.exit(2 if all(isinstance(e, InputError) for _, e in failures) else 1)
+    return [(spec, results[spec]) for spec in models]
+
+
+def _report_run(summary, what: str, exit_on_failure: bool = True) -> None:
     local = (f"{summary.overflowed} beyond the context window (context_overflow, not sent), "
              f"{summary.prompt_truncated} answered to a shortened prompt (prompt_truncated, not answers), "
              if summary.overflowed or summary.prompt_truncated else "")
+    elsewhere = f"{summary.elsewhere} taken by another run, " if summary.elsewhere else ""
     click.echo(f"{what}: {summary.selected} calls selected, {summary.answered} answered now, {summary.from_cache} already stored, "
+               f"{elsewhere}"
                f"{summary.failed} failed, {summary.unparsed} not the expected JSON (kept with their raw text), "
                f"{summary.truncated} truncated at the token limit; {local}"
                f"tokens in {summary.input_tokens}, out {summary.output_tokens} (cost: `hindsight status`)")
@@ -231,12 +277,12 @@ def _report_run(summary, what: str) -> None:
                    "`hindsight batches` lists them, `hindsight batches collect` (or this command again) stores what has finished")
         for line in summary.batches:
             click.echo(f"  {line}")
-    if summary.failed or summary.refused:
+    if (summary.failed or summary.refused) and exit_on_failure:
         sys.exit(1)
 
 
 @main.command()
-@_run_options
+@partial(_run_options, many=True)
 @click.option("--conditions", help="Comma-separated conditions, e.g. 0,2.1,2.2 (default: all).")
 @click.option("--variant", "variants", multiple=True, type=click.Choice(["standard", "warning"]),
               help="Prompt variant(s) to answer (default: both).")
@@ -255,14 +301,28 @@ def _report_run(summary, what: str) -> None:
                    "the other filters select, so that full/masked pairs are complete.")
 def answer(model, base_url, limit, concurrency, conditions, variants, warning_position, seed, retry_truncated, retry_overflow,
            label, cases, questions, **options):
-    """Answer each pending row of fct_answer_requests, once per sample (Appendix C prompts)."""
+    """Answer each pending row of fct_answer_requests, once per sample (Appendix C prompts). Give --model
+    several times to answer with several models at once, each with its own --concurrency (one value for
+    all, or one per model in order). The run never holds the warehouse: it reads its requests from
+    the published marts and stores its calls in the runs' store, which `hindsight build` brings in."""
     from ingest.llm.answer import answer_requests
 
-    with connect() as con:
-        summary = answer_requests(con, model, base_url, conditions.split(",") if conditions else None,
-                                  list(variants) or None, limit, concurrency, _overrides(options), warning_position, seed,
-                                  retry_truncated, label, cases.split(",") if cases else None, questions, retry_overflow)
-    _report_run(summary, summary.label or model)
+    models, limits = _models(model, concurrency)
+    if label and len(models) > 1:
+        raise InputError("--label", "one label for several models", "answer with one --model per --label")
+    overrides = _overrides(options)
+
+    def run(spec: str, slots: int | None):
+        with run_connection("answer", spec, sys.argv[1:]) as con:
+            return answer_requests(con, spec, base_url, conditions.split(",") if conditions else None,
+                                   list(variants) or None, limit, slots, overrides, warning_position, seed,
+                                   retry_truncated, label, cases.split(",") if cases else None, questions, retry_overflow)
+
+    summaries = _each_model(run, models, limits)
+    for spec, summary in summaries:
+        _report_run(summary, summary.label or spec, exit_on_failure=False)
+    if any(summary.failed or summary.refused for _, summary in summaries):
+        sys.exit(1)
 
 
 @main.command("judge")
@@ -274,7 +334,7 @@ def judge_command(model, base_url, limit, concurrency, answering, **options):
     asks at most N judgments in all. `hindsight build` after scores them."""
     from ingest.llm.judge import judge
 
-    with connect() as con:
+    with run_connection("judge", model, sys.argv[1:]) as con:
         summary = judge(con, model, base_url, limit, concurrency, _overrides(options), list(answering) or None)
     _report_run(summary, f"{model} judgments")
     click.echo("next: `hindsight build` scores them")
@@ -293,10 +353,11 @@ def generate_questions_command(model, base_url, limit, concurrency, cases, **opt
     from ingest.llm.question_generator import generate_questions
 
     path = warehouse_path()
-    with connect() as con:
+    with run_connection("generate questions", model, sys.argv[1:]) as con:
+        # the calls go to the runs' store; the questions they give are a load, into the warehouse
         summary, loaded, failures = generate_questions(
             con, model, path.with_name(path.stem + ".generated"), base_url,
-            cases.split(",") if cases else None, concurrency, _overrides(options))
+            cases.split(",") if cases else None, concurrency, _overrides(options), warehouse=connect)
     click.echo(f"{model}: {loaded} questions loaded; {len(failures)} problems left after one repair "
                "(raw.rejected_rows, kind generated_questions)")
     _report_run(summary, f"{model} question generation")
@@ -308,10 +369,27 @@ def generate_narratives_command(model, base_url, limit, concurrency, **options):
     """Write a synthetic narrative for each fct_narrative_requests scope (run it with the answering model)."""
     from ingest.llm.answer import generate_narratives
 
-    with connect() as con:
+    with run_connection("generate narratives", model, sys.argv[1:]) as con:
         summary = generate_narratives(con, model, base_url, limit, concurrency, _overrides(options))
     _report_run(summary, f"{model} narratives")
     click.echo("run `hindsight build` so that condition 3.x requests for this model appear")
+
+
+@load.command("calls")
+@click.argument("path", type=click.Path(path_type=Path))
+def load_calls_command(path: Path) -> None:
+    """Another warehouse's calls (PATH: its file; its runs' store is read beside it), for a team that collects
+    on several machines: only what is not stored here is added, so loading it again adds nothing, and a call
+    both machines answered keeps one answer. `hindsight build` brings them in."""
+    from ingest.collect.merge import load_calls
+
+    merged = load_calls(warehouse_path(), path)
+    said = ", ".join(f"{n} {table}" for table, n in merged.added.items() if n) or "nothing new"
+    already = sum(merged.already.values())
+    both = (f", of which {merged.duplicates} calls both machines answered (the other answer counted as a duplicate)"
+            if merged.duplicates else "")
+    click.echo(f"load calls {path}: added {said}; {already} rows already stored here{both}. "
+               "Run `hindsight build` to bring them in.")
 
 
 @load.command("hindsightbench")
@@ -658,7 +736,7 @@ def audit_plan(model, tier, key, control, use_batch, **options):
     """The calls a tier needs, what is stored, estimated tokens and cost; registers a new model."""
     from ingest.llm.hb_audit_runner import plan
 
-    with connect() as con:
+    with run_connection("audit plan", model, sys.argv[1:]) as con:
         key = _register(con, model, key, tier, {**options, "temperature": None})
         for line in plan(con, model, tier, key, control, use_batch):
             click.echo(line)
@@ -672,7 +750,7 @@ def audit_run(model, base_url, limit, concurrency, tier, key, control, retry_tru
     """Ask a tier's calls through the runner, exactly once; larger tiers wait for the smoke inspection."""
     from ingest.llm.hb_audit_runner import run_audit
 
-    with connect() as con:
+    with run_connection("audit run", model, sys.argv[1:]) as con:
         key = _register(con, model, key, tier, options)
         summary = run_audit(con, model, tier, key, base_url, concurrency, _overrides(options), control, retry_truncated, limit)
     _report_run(summary, f"{model} audit ({tier})")
@@ -690,7 +768,7 @@ def audit_inspect(model, key, accept, note):
     from ingest.publish import hb_inspection
 
     key = key or default_key(model)
-    with connect() as con:
+    with run_connection("audit inspect", model, sys.argv[1:]) as con:
         require_marts(con, "fct_hb_requests")
         lines, _, _ = hb_inspection.inspection(con, key)
         for line in lines:
@@ -718,9 +796,10 @@ def audit_compare(key_a, key_b, metric):
 def batches(ctx) -> None:
     """Provider batches (--batch): list them; `collect` stores what has finished, `cancel ID` stops one."""
     if ctx.invoked_subcommand is None:
+        from ingest.collect.progress import store_view
         from ingest.status import batch_lines
 
-        with connect() as con:
+        with closing(store_view(warehouse_path())) as con:
             click.echo("\n".join(batch_lines(con)))
 
 
@@ -732,7 +811,7 @@ def batches_collect(wait: bool, poll_interval: float) -> None:
     from ingest.llm.batch import collect_all
     from ingest.llm.batch_writers import writers_for
 
-    with connect() as con:
+    with run_connection("batches collect", "(every model)", sys.argv[1:]) as con:
         summary, still_open = collect_all(con, writers_for, wait, poll_interval)
     click.echo(f"batches: {summary.answered} results stored now ({summary.truncated} truncated), {summary.failed} errored "
                f"(pending again); {len(still_open)} batches still open. Run `hindsight build` to score them.")
@@ -744,7 +823,7 @@ def batches_cancel(batch: str) -> None:
     """Ask the provider to cancel a batch (its id, or our batch_key); collect it later as usual."""
     from ingest.llm.batch import cancel
 
-    with connect() as con:
+    with run_connection("batches cancel", batch, sys.argv[1:]) as con:
         status = cancel(con, batch)
     click.echo(f"{batch}: {status}; `hindsight batches collect` stores what it finished, and the rest is pending again")
 
@@ -860,14 +939,48 @@ def explore(host: str, port: int, static_dir: Path | None, metric_names: str, by
 @main.command()
 def status() -> None:
     """What is loaded, per cohort and source, and what was quarantined."""
+    from ingest.collect.ingest import pending
+    from ingest.collect.progress import run_lines
+    from ingest.db import LOCK_WAIT_ENV
     from ingest.status import status_report
 
     path = warehouse_path()
     if not path.exists():
         click.echo(f"{path}: no warehouse yet; load data with `hindsight load cases` or run `hindsight demo`")
         return
-    with connect(path) as con:
-        click.echo(status_report(con, path))
+    live = run_lines(path)           # the runs' store: never waits for the warehouse
+    try:
+        with _lock_wait(2), connect(path) as con:
+            report = status_report(con, path)
+            waiting = pending(con, path)
+    except InputError as error:
+        if "in use by another process" not in str(error):
+            raise
+        click.echo("\n".join([*live, "", f"the warehouse is busy ({str(error).split('(', 1)[-1].split(')')[0]}): what it holds "
+                              f"shows once that ends (a build, a load); {LOCK_WAIT_ENV} waits longer"]))
+        return
+    waits = ""
+    if waiting and any(waiting.values()):
+        calls = waiting.get("llm_calls", 0)
+        waits = (f"calls the runs stored that no build has brought in yet: {calls} (with {sum(waiting.values()) - calls} "
+                 "answers, judgments, narratives and replies); `hindsight build` brings them in")
+    click.echo("\n".join([report, "", *live, *([waits] if waits else [])]))
+
+
+@contextmanager
+def _lock_wait(seconds: float):
+    """HINDSIGHT_LOCK_WAIT at most SECONDS for the block (a status should not wait for a build)."""
+    from ingest.db import LOCK_WAIT_ENV, lock_wait
+
+    before = os.environ.get(LOCK_WAIT_ENV)
+    os.environ[LOCK_WAIT_ENV] = str(min(seconds, lock_wait()))
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(LOCK_WAIT_ENV, None)
+        else:
+            os.environ[LOCK_WAIT_ENV] = before
 
 
 @main.command()

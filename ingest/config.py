@@ -113,6 +113,10 @@ ENVIRONMENT = {
     "HINDSIGHT_LLAMACPP_BASE_URL": EnvironmentVariable(
         "http://localhost:8080/v1",
         "Where `llamacpp:MODEL` asks (`--base-url` overrides)."),
+    "HINDSIGHT_CLAIM_SECONDS": EnvironmentVariable(
+        "60",
+        "How long a run's claim on a call lasts without its heartbeat (a run beats every quarter of it): a "
+        "crashed run's calls are resumed by another run after this."),
     "HINDSIGHT_BATCH_COMMIT_EVERY": EnvironmentVariable(
         "500",
         "Batch results stored per transaction when a batch is collected."),

@@ -140,7 +140,7 @@ def connect(path: Path | None = None, read_only: bool = False) -> Iterator[duckd
 
 
 def next_load_id(con: duckdb.DuckDBPyConnection) -> int:
-    return con.execute("select coalesce(max(load_id), 0) + 1 from raw.loads").fetchone()[0]
+    return con.execute("select coalesce(max(load_id), 0) + 1 from raw.loads").fetchall()[0][0]
 
 
 def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list) -> None:

@@ -41,7 +41,7 @@ def _truncated_samples(con, spec: str, overrides: Overrides) -> dict[str, set[in
         select answers.request_id, answers.sample_index, max(calls.max_tokens)
         from answers left join raw.llm_calls as calls using (call_id)
         group by answers.request_id, answers.sample_index
-        having bool_and(answers.truncated)""", [spec]).fetchall()
+        having min(case when answers.truncated then 1 else 0 end) = 1""", [spec]).fetchall()   # (SQLite has no bool_and)
     largest = max((row[2] or 0 for row in rows), default=0)
     if rows and (overrides.max_tokens or 0) <= largest:
         raise InputError("--max-tokens", f"{len(rows)} truncated answers ran out at up to {largest} output tokens",

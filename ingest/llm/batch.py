@@ -248,8 +248,15 @@ def submit(con, client: _Client, provider, model: str, jobs: list[Job], options:
     sent = 0
     for chunk in _chunks(_lines(provider, jobs), min(max_requests, options.size or max_requests), max_bytes):
         key, now = uuid.uuid4().hex, _now()
-        chunk_jobs = [by_call[call_id] for call_id, _, _ in chunk]
         con.execute("begin transaction")
+        # inside the transaction (the store's write lock): another process may have batched or stored
+        # some of these calls since they were chosen, and none is ever submitted twice
+        taken = live_calls(con, model) | {r[0] for r in con.execute("select call_id from raw.llm_calls where status = 'ok'").fetchall()}
+        chunk = [entry for entry in chunk if entry[0] not in taken]
+        if not chunk:
+            con.execute("commit")
+            continue
+        chunk_jobs = [by_call[call_id] for call_id, _, _ in chunk]
         con.execute("insert into raw.batches (batch_key, provider, model, base_url, base_url_host, endpoint, purpose, "
                     "n_requests, input_bytes, status, submitted_at, updated_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, 'preparing', ?, ?)",
                     [key, provider.provider, model, provider.base_url, base_url_host(provider.base_url), provider.endpoint,
@@ -322,10 +329,9 @@ def collect_batch(con, client: _Client, row: dict, writers: dict, jobs_by_call: 
             outcomes.append((call_id, outcome))
         inserts.flush()
         if outcomes:
-            con.execute(f"""update raw.batch_calls set outcome = v.outcome
-                            from (values {', '.join(['(?, ?)'] * len(outcomes))}) as v (call_id, outcome)
-                            where raw.batch_calls.batch_key = ? and raw.batch_calls.call_id = v.call_id""",
-                        [x for pair in outcomes for x in pair] + [row["batch_key"]])
+            # one statement per call, in DuckDB's dialect and SQLite's (the runs' store) alike
+            con.executemany("update raw.batch_calls set outcome = ? where batch_key = ? and call_id = ?",
+                            [(outcome, row["batch_key"], call_id) for call_id, outcome in outcomes])
         con.execute("commit")
         if first and outcomes:
             _crash_point("during_collect")
@@ -361,7 +367,10 @@ def collect(con, model: str | None, writers: dict, jobs_by_call: dict[str, list[
             _update(con, row["batch_key"], **client.poll(row["batch_id"]))
             row = _rows(con, "batch_key = ?", [row["batch_key"]])[0]
         if row["status"] in ENDED:
-            collect_batch(con, client, row, writers, jobs_by_call, summary)
+            run = getattr(con, "run", None)
+            # one process collects a batch at a time (another's claim on it: left to that one)
+            if run is None or run.claim(f"batch:{row['batch_key']}"):
+                collect_batch(con, client, row, writers, jobs_by_call, summary)
         else:
             open_rows.append(row)
     return open_rows

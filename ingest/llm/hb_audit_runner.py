@@ -130,8 +130,9 @@ def tier_rows(con, tier: str, control: bool = False) -> list[dict]:
 
 def stored_calls(con, key: str) -> dict[str, str]:
     """{request_id: 'complete' | 'truncated'} of the runner's replies for `key`."""
-    return dict(con.execute(f"""select request_id, case when bool_or(coalesce(finish_reason, '') not in {TRUNCATED}
-                                           and trim(coalesce(reply_text, '')) != '') then 'complete' else 'truncated' end
+    return dict(con.execute(f"""select request_id, case when max(case when coalesce(finish_reason, '') not in {TRUNCATED}
+                                           and trim(coalesce(reply_text, '')) != '' then 1 else 0 end) = 1
+                                           then 'complete' else 'truncated' end
                                 from raw.hb_responses where model_key = ? and source = 'runner' group by request_id""",
                             [key]).fetchall())
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from contextlib import nullcontext
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -56,7 +57,10 @@ def _validate(text: str, cohort: str, case_id: str, cases: dict) -> tuple[list[d
 
 
 def generate_questions(con, spec: str, out_dir: Path, base_url: str | None = None, case_ids: list[str] | None = None,
-                       concurrency: int = 8, overrides: Overrides | None = None) -> tuple[RunSummary, int, list[str]]:
+                       concurrency: int = 8, overrides: Overrides | None = None,
+                       warehouse=None) -> tuple[RunSummary, int, list[str]]:
+    """Ask, validate, repair once; then load the valid questions and the problems into the warehouse:
+    CON itself, or, for a run (CON its store), WAREHOUSE() opened for the load alone."""
     overrides = overrides or Overrides()
     require_marts(con, "fct_question_generation_requests")
     provider = make_provider(spec, base_url, overrides.transport())
@@ -116,16 +120,16 @@ def generate_questions(con, spec: str, out_dir: Path, base_url: str | None = Non
         failures += [(None, "generated_questions", f"{spec}:{job.target_id}", n, "(reply)", problem,
                       "inspect the raw reply in raw.rejected_rows / raw.llm_calls", text, now)
                      for n, problem in enumerate(problems, start=1)]
-    known = set(con.execute("select source_file, reason from raw.rejected_rows where kind = 'generated_questions'").fetchall())
-    fresh = [f for f in failures if (f[2], f[5]) not in known]
-    if fresh:
-        run_id = register_run(con, "questions", spec)
-        insert_rows(con, "raw.rejected_rows", [(run_id, *f[1:]) for f in fresh])
     loaded = 0
-    if accepted:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        path = out_dir / (re.sub(r"[^A-Za-z0-9_.@-]+", "_", spec) + "_questions.jsonl")
-        path.write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in accepted), encoding="utf-8")
-        result = load_questions(con, path)
-        loaded = result.inserted
+    with (warehouse() if warehouse else nullcontext(con)) as target:
+        known = set(target.execute("select source_file, reason from raw.rejected_rows where kind = 'generated_questions'").fetchall())
+        fresh = [f for f in failures if (f[2], f[5]) not in known]
+        if fresh:
+            run_id = register_run(target, "questions", spec)
+            insert_rows(target, "raw.rejected_rows", [(run_id, *f[1:]) for f in fresh])
+        if accepted:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            path = out_dir / (re.sub(r"[^A-Za-z0-9_.@-]+", "_", spec) + "_questions.jsonl")
+            path.write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in accepted), encoding="utf-8")
+            loaded = load_questions(target, path).inserted
     return summary, loaded, [f[5] for f in failures]

@@ -14,7 +14,9 @@ to a prompt the server shortened with parse status `prompt_truncated`: neither
 is ever an answer.
 Calls run concurrently under a limit on one event loop; a writer thread
 stores each result as it arrives, one transaction each, through a cursor of
-the run's single DuckDB connection (one writing process per file).
+the run's connection: the runs' store (ingest/collect), which many runs write
+at once. There a run claims each call just before it sends it, so that runs
+whose selections overlap send every call once between them.
 """
 from __future__ import annotations
 
@@ -73,6 +75,7 @@ class RunSummary:
     in_batches: int = 0                                 # calls already waiting in a live batch
     batches: list[str] = field(default_factory=list)    # progress lines of the batches (--batch)
     label: str | None = None                            # what the answers are stored under (hindsight answer)
+    elsewhere: int = 0                                  # calls another run stored or was sending (not sent here)
 
 
 REFUSED_CODES = ("unsupported_parameter", "unsupported_value")
@@ -218,6 +221,8 @@ class _Writer(threading.Thread):
             for job, completion, record in batch:
                 self._store_one(inserts, job, completion, record)
             inserts.flush()
+            if hasattr(self.cursor, "stored"):       # a run's store: its claims freed, its progress counted
+                self.cursor.stored([record for _, _, record in batch])
             self.cursor.execute("commit")
         except BaseException:
             self.cursor.execute("rollback")
@@ -291,7 +296,9 @@ DEFAULT_CONCURRENCY = 8
 
 
 async def _run(con, provider, model: str, groups: dict[str, list[Job]], concurrency: int | None,
-               write, summary: RunSummary) -> None:
+               write, summary: RunSummary, claim: Callable[[str], bool] | None = None) -> None:
+    """Send GROUPS' calls, CONCURRENCY at a time; with CLAIM (a run's store), each only once this run
+    holds it: two runs whose selections overlap send each call once between them."""
     jobs = [same[0] for same in groups.values()]
     if hasattr(provider, "prepare"):
         try:
@@ -311,6 +318,11 @@ async def _run(con, provider, model: str, groups: dict[str, list[Job]], concurre
     async def one(job: Job):
         async with gate:
             if halted.is_set():
+                return None
+            if claim is not None and not claim(job.call_id):
+                summary.elsewhere += len(groups[job.call_id])    # another run stored it, or is sending it now
+                if bar is not None:
+                    bar.update(1)
                 return None
             started, clock = _now(), time.perf_counter()
             try:
@@ -411,11 +423,15 @@ def run_jobs(con, provider, model: str, jobs: list[Job], settings: Settings, con
                 write(buffer, job, Completion(done[key][0], done[key][1], None, None, done[key][2]))
         buffer.flush()
         con.execute("commit")
+    run = getattr(con, "run", None)
+    if run is not None:
+        run.plan(len(pending), summary.from_cache, jobs[0].purpose if jobs else None, label or model)
     if batch is not None:
         # the batch path is handed in by the command (ingest.llm.batch.BatchOptions), so that the
         # runner, which the batch path builds on, never imports it back
         batch.run(con, provider, label or model, jobs, pending, done, write, summary)
     elif pending:
         _interruptible()
-        asyncio.run(_run(con, provider, label or model, pending, concurrency, write, summary))
+        claim = (lambda call_id: run.claim(call_id, finished)) if run is not None else None
+        asyncio.run(_run(con, provider, label or model, pending, concurrency, write, summary, claim))
     return summary

@@ -26,18 +26,19 @@ def parser_version(con, key: str) -> str:
 
 
 def smoke_cells(con, key: str) -> list[dict]:
-    """Each smoke request with the model's latest reply to it (NULL when not asked yet)."""
-    return fetch_dicts(con, """
-        with replies as (
-            select * from raw.hb_responses where model_key = ? and source = 'runner'
-            qualify row_number() over (partition by request_id order by received_at desc) = 1
-        )
-        select requests.request_id, requests.arm, requests.decision_date, requests.replicate,
-               replies.reply_text, replies.finish_reason
-        from fct_hb_requests as requests
-        left join replies using (request_id)
-        where requests.in_smoke
-        order by requests.decision_date, requests.arm""", [key])
+    """Each smoke request with the model's latest reply to it (NULL when not asked yet). The requests
+    are the marts', the replies the runs' (a run's store, or the warehouse): two reads, joined here."""
+    latest: dict[str, tuple] = {}
+    for request_id, text, finish, received in con.execute(
+            "select request_id, reply_text, finish_reason, received_at from raw.hb_responses "
+            "where model_key = ? and source = 'runner'", [key]).fetchall():
+        if request_id not in latest or received > latest[request_id][2]:
+            latest[request_id] = (text, finish, received)
+    cells = fetch_dicts(con, """
+        select request_id, arm, decision_date, replicate from fct_hb_requests
+        where in_smoke order by decision_date, arm""")
+    return [{**cell, "reply_text": latest.get(cell["request_id"], (None,))[0],
+             "finish_reason": latest.get(cell["request_id"], (None, None))[1]} for cell in cells]
 
 
 def inspection(con, key: str) -> tuple[list[str], int, int]:

@@ -20,7 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ingest.build import CODE_CHECKS, EVERYTHING, PROJECT_INPUTS, Ledger, plan, record
+from ingest.build import CODE_CHECKS, EVERYTHING, PROJECT_INPUTS, Ledger, ingest_store, plan, record, say_brought
 from ingest.db import PROJECT_DIR, connect, dbt_write_paths, warehouse_path
 from ingest.errors import InputError, require_extra
 from ingest.publish.landing import default_landing, export_raw
@@ -53,6 +53,7 @@ def build_on_spark(args: list[str], db: Path | None = None, landing: Path | None
     landing = landing or default_landing(db)
     ledger = spark_ledger(db)
     with connect(db) as con:            # creates the raw tables, empty, so every source lands
+        say_brought(ingest_store(con, db))   # what the runs stored, into the warehouse and so the landing zone
         written = export_raw(con, landing)
         scope = plan(con, args, ledger)
     print(f"hindsight: landing zone {landing}: {written.partitions} load partitions and {written.snapshots} "

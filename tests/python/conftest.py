@@ -101,8 +101,22 @@ def held(tmp_path):
 
 
 def query(path: Path, sql: str, params=None) -> list[tuple]:
+    """SQL on the warehouse, after what the runs stored beside it is brought in, as `hindsight build`
+    first does (ingest/collect/ingest.py: exactly once, so a test reads the runs' rows where a build
+    would put them)."""
+    bring_in(path)
     with duckdb.connect(str(path), read_only=True) as con:
         return con.execute(sql, params or []).fetchall()
+
+
+def bring_in(path: Path) -> None:
+    from ingest.collect.ingest import ingest
+    from ingest.collect.store import store_path
+    from ingest.db import connect
+
+    if store_path(path).exists() and path.exists():
+        with connect(path) as con:
+            ingest(con, path)
 
 
 def scalar(path: Path, sql: str, params=None):

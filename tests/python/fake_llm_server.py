@@ -332,7 +332,11 @@ async def serve_async(delay: float) -> None:
 
     server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=1024)
     print(server.sockets[0].getsockname()[1], flush=True)
-    await asyncio.get_running_loop().run_in_executor(None, __import__("sys").stdin.read)
+    stdin = __import__("sys").stdin
+    # serves until stdin closes; a line "count" on stdin is answered with the requests served so far
+    while line := await asyncio.get_running_loop().run_in_executor(None, stdin.readline):
+        if line.strip() == "count":
+            print(served[0], flush=True)
 
 
 if __name__ == "__main__":  # a standalone server for benchmarks: prints its port, serves until stdin closes
@@ -341,6 +345,7 @@ if __name__ == "__main__":  # a standalone server for benchmarks: prints its por
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--count", action="store_true", help="(the count is always answered; kept for clarity)")
     asyncio.run(serve_async(parser.parse_args().delay))
 
 

@@ -20,7 +20,7 @@ from ingest.publish.marts import public_marts
 # which stage of `ingest` may import which: each arrow points down the data flow
 # (files -> raw -> models asked -> statistics -> what analysts read); the top-level
 # core modules (db, errors, config) are shared by all, and the CLI may import anything.
-STAGES = ["load", "llm", "stats", "publish", "demo", "spark", "serve", "explore"]
+STAGES = ["load", "llm", "stats", "publish", "demo", "spark", "serve", "explore", "collect"]
 CORE = {"db", "errors", "config"}
 ALLOWED = {
     "core": {"core"},
@@ -31,13 +31,15 @@ ALLOWED = {
     "serve": {"core", "serve"},      # snapshots of the marts, and dbt's plugin that publishes them
     # a reader of the snapshot, with slices' estimator, and the prompts a request was rendered with
     "explore": {"core", "stats", "publish", "serve", "explore", "llm"},
-    "demo": {"core", "load", "llm", "stats", "publish", "demo", "build", "status"},
+    "demo": {"core", "load", "llm", "stats", "publish", "demo", "build", "status", "collect"},
     # exports the landing zone, plans and runs dbt on Spark as the DuckDB build does, the estimators on its executors
-    "spark": {"core", "stats", "publish", "spark", "build", "dbt_process"},
-    "build": {"core", "dbt_process", "serve"},
+    "spark": {"core", "stats", "publish", "spark", "build", "dbt_process", "collect"},
+    # the runs' store: what runs write while they run, read by runs (the published snapshot beside it) and builds
+    "collect": {"core", "serve", "collect"},
+    "build": {"core", "dbt_process", "serve", "collect"},
     "dbt_process": {"core"},        # the dbt child of `hindsight build`
     "status": {"core", "load", "serve"},
-    "cli": {"core", "load", "llm", "stats", "publish", "demo", "build", "status", "spark", "serve", "explore"},
+    "cli": {"core", "load", "llm", "stats", "publish", "demo", "build", "status", "spark", "serve", "explore", "collect"},
     "models": {"core", "stats"},     # the dbt Python models only wire refs and configs to an estimator
 }
 
