@@ -736,7 +736,7 @@ def audit_plan(model, tier, key, control, use_batch, **options):
     """The calls a tier needs, what is stored, estimated tokens and cost; registers a new model."""
     from ingest.llm.hb_audit_runner import plan
 
-    with run_connection("audit plan", model, sys.argv[1:]) as con:
+    with run_connection("audit plan", model, sys.argv[1:], record=False) as con:
         key = _register(con, model, key, tier, {**options, "temperature": None})
         for line in plan(con, model, tier, key, control, use_batch):
             click.echo(line)
@@ -768,7 +768,7 @@ def audit_inspect(model, key, accept, note):
     from ingest.publish import hb_inspection
 
     key = key or default_key(model)
-    with run_connection("audit inspect", model, sys.argv[1:]) as con:
+    with run_connection("audit inspect", model, sys.argv[1:], record=False) as con:
         require_marts(con, "fct_hb_requests")
         lines, _, _ = hb_inspection.inspection(con, key)
         for line in lines:
@@ -823,7 +823,7 @@ def batches_cancel(batch: str) -> None:
     """Ask the provider to cancel a batch (its id, or our batch_key); collect it later as usual."""
     from ingest.llm.batch import cancel
 
-    with run_connection("batches cancel", batch, sys.argv[1:]) as con:
+    with run_connection("batches cancel", batch, sys.argv[1:], record=False) as con:
         status = cancel(con, batch)
     click.echo(f"{batch}: {status}; `hindsight batches collect` stores what it finished, and the rest is pending again")
 

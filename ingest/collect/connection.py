@@ -36,13 +36,28 @@ def snapshot_marts(warehouse: Path) -> duckdb.DuckDBPyConnection:
 
     snapshot = current(warehouse)
     if snapshot is None:
-        raise InputError(warehouse, "no published snapshot of the marts yet (a run reads its requests there)",
-                         "run `hindsight build` once (it publishes the marts), then run this again")
+        return _warehouse_marts(warehouse)
     con = duckdb.connect(":memory:", config=duckdb_settings())
     for mart, sql in serving_views(warehouse, snapshot.manifest["marts"], pinned=snapshot.id).items():
         con.execute(f'create view "{mart}" as {sql}')
     add_seeds(con)
     return con
+
+
+def _warehouse_marts(warehouse: Path) -> duckdb.DuckDBPyConnection:
+    """No snapshot to read (a build with HINDSIGHT_PUBLISH=off, or none yet): the warehouse itself,
+    read-only, for the run's length, as 1.0.0 read it (builds and loads wait for the run meanwhile)."""
+    import sys
+
+    from ingest.db import open_warehouse
+
+    if not warehouse.exists():
+        raise InputError(warehouse, "no warehouse file here",
+                         "load data (`hindsight load ...`, or `hindsight demo`) and run `hindsight build` first")
+    print(f"hindsight: no published snapshot of {warehouse.name}: reading the requests from the warehouse itself, so "
+          "builds and loads wait for this run (publish snapshots, HINDSIGHT_PUBLISH=on, to build while runs go on)",
+          file=sys.stderr)
+    return open_warehouse(warehouse, read_only=True)
 
 
 def add_seeds(con: duckdb.DuckDBPyConnection) -> None:
@@ -146,6 +161,13 @@ class RunConnection:
         """Another connection to both sides, for another thread (the runner's writer)."""
         return RunConnection(self.warehouse, self.run, self.marts.cursor())
 
+    def release_marts(self) -> None:
+        """Done reading the marts: close them (the warehouse itself, where no snapshot was published,
+        which the command may then open for writing)."""
+        if self._marts is not None:
+            self._marts.close()
+            self._marts = None
+
     def close(self) -> None:
         self.raw.close()
         if self._marts is not None:
@@ -160,11 +182,19 @@ def _sqlite(sql: str) -> str:
 
 
 @contextmanager
-def run_connection(command: str, model: str, argv: list[str] | None = None, warehouse: Path | None = None):
+def run_connection(command: str, model: str, argv: list[str] | None = None, warehouse: Path | None = None,
+                   record: bool = True):
     """A run of COMMAND for MODEL: registered in the store, beating while it runs, ended with its
-    state (finished, failed, interrupted); a connection to the store and the snapshot."""
+    state (finished, failed, interrupted); a connection to the store and the snapshot. A command that
+    sends no call (an audit's plan or inspection, a batch's cancel) is not recorded as a run."""
     warehouse = warehouse or warehouse_path()
     con = RunConnection(warehouse)
+    if not record:
+        try:
+            yield con
+        finally:
+            con.close()
+        return
     con.run = store.Run(con.path, command, model, argv)
     try:
         yield con

@@ -121,6 +121,8 @@ def generate_questions(con, spec: str, out_dir: Path, base_url: str | None = Non
                       "inspect the raw reply in raw.rejected_rows / raw.llm_calls", text, now)
                      for n, problem in enumerate(problems, start=1)]
     loaded = 0
+    if warehouse and hasattr(con, "release_marts"):
+        con.release_marts()          # (the warehouse itself, where no snapshot was published: opened for the load)
     with (warehouse() if warehouse else nullcontext(con)) as target:
         known = set(target.execute("select source_file, reason from raw.rejected_rows where kind = 'generated_questions'").fetchall())
         fresh = [f for f in failures if (f[2], f[5]) not in known]

@@ -474,6 +474,8 @@ def test_answers_stored_before_samples_are_sample_0_and_not_asked_again(db):
     rebuild keeps every answer, as sample 0."""
     import hashlib
 
+    from conftest import bring_in
+    from ingest.collect.store import store_path
     from ingest.db import fetch_dicts, open_warehouse
     from ingest.llm.prompts import answer_messages
     from ingest.llm.providers import Settings, make_provider
@@ -484,7 +486,11 @@ def test_answers_stored_before_samples_are_sample_0_and_not_asked_again(db):
         url = server.url + "/v1"
         hindsight(db, *args, "--base-url", url)
         assert len(server.requests) == 6
-        # rewrite the ledger and the answers as the previous version stored them
+        # rewrite the ledger and the answers as the previous version stored them: in the warehouse, with
+        # no runs' store beside it (the previous version had none)
+        bring_in(db)
+        for leftover in store_path(db).parent.glob(store_path(db).name + "*"):
+            leftover.unlink()
         with open_warehouse(db) as con:
             provider = make_provider("openai:qwen2.5-7b", url, Settings())
             for row in fetch_dicts(con, "select * from fct_answer_requests where condition = '2.1' and prompt_variant = 'standard'"):
