@@ -27,7 +27,7 @@ import pytest
 from spark_sql import run_spark_sql
 from test_real_data import load_real_cohorts
 
-from conftest import PROJECT, cli_env, dbt_target, hindsight, new_warehouse, query, require_shared, require_spark
+from conftest import PROJECT, bring_in, cli_env, dbt_target, hindsight, new_warehouse, query, require_shared, require_spark
 from ingest.spark.server import connect_server
 
 pytestmark = pytest.mark.slow
@@ -173,7 +173,9 @@ def finished(run: subprocess.Popen) -> str:
 
 def same_raw_rows(db: Path, spark_side: Path) -> None:
     """Give warehouse SPARK_SIDE the raw rows of DB (not their build ledgers): the two sides then build
-    the same data at once, DuckDB's in DB and Spark's from SPARK_SIDE's landing zone."""
+    the same data at once, DuckDB's in DB and Spark's from SPARK_SIDE's landing zone. What the runs
+    stored beside DB is brought into it first, as its own build would."""
+    bring_in(db)
     with duckdb.connect(str(spark_side)) as con:
         con.execute(f"attach '{db}' as source (read_only)")
         for (table,) in con.execute("""select table_name from information_schema.tables where table_catalog = 'source'
