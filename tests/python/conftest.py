@@ -229,9 +229,13 @@ def requests_warehouse(tmp_path_factory):
 
 
 def warehouse_copy(source: Path, tmp_path: Path, monkeypatch, keys: dict[str, str | None]) -> Path:
-    """A copy of SOURCE as HINDSIGHT_DB, with these API keys set (None: unset)."""
+    """A copy of SOURCE as HINDSIGHT_DB, with its published snapshots (where runs read their requests),
+    with these API keys set (None: unset)."""
     copy = tmp_path / "w.duckdb"
     shutil.copy(source, copy)
+    snapshots = source.parent / f"{source.stem}.marts.snapshots"
+    if snapshots.is_dir():
+        shutil.copytree(snapshots, tmp_path / f"{copy.stem}.marts.snapshots")
     monkeypatch.setenv("HINDSIGHT_DB", str(copy))
     for name, value in keys.items():
         if value is None:
