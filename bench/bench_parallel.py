@@ -125,7 +125,7 @@ def main() -> None:
     parser.add_argument("--overhead-calls", type=int, default=4320, help="calls of each pass of the per-call cost")
     args = parser.parse_args()
     db = copy_warehouse(args.warehouse.resolve())
-    server = subprocess.Popen([sys.executable, str(SERVER), "--delay", str(args.delay), "--count"],
+    server = subprocess.Popen([sys.executable, str(SERVER), "--delay", str(args.delay)],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{server.stdout.readline().strip()}/v1"
     try:

@@ -69,26 +69,6 @@ def add_seeds(con: duckdb.DuckDBPyConnection) -> None:
             con.execute(f"create view reference.{seed} as select * from read_csv({_quote(str(path))}, header = true)")
 
 
-class RunCursor:
-    """A cursor of one side: the last statement's rows."""
-
-    def __init__(self, cursor):
-        self._cursor = cursor
-
-    @property
-    def description(self):
-        return self._cursor.description
-
-    def fetchall(self):
-        return self._cursor.fetchall()
-
-    def fetchone(self):
-        return self._cursor.fetchone()
-
-    def fetchmany(self, size: int):
-        return self._cursor.fetchmany(size)
-
-
 class Rows:
     """Rows already read, as a cursor gives them."""
 
@@ -123,10 +103,10 @@ class RunConnection:
         if INTERMEDIATE.search(sql):
             return self._warehouse(sql, params)
         if RAW.search(sql):
-            return RunCursor(self.raw.execute(_sqlite(sql), params))
+            return self.raw.execute(_sqlite(sql), params)
         if sql.strip().lower() in ("begin transaction", "commit", "rollback"):
-            return RunCursor(self.raw.execute(_sqlite(sql)))
-        return RunCursor(self.marts.execute(sql, params))
+            return self.raw.execute(_sqlite(sql))
+        return self.marts.execute(sql, params)
 
     def _warehouse(self, sql: str, params: list) -> Rows:
         """A model the snapshot does not publish (a simulator's hidden truth, int_hb_dates): read from

@@ -345,7 +345,6 @@ if __name__ == "__main__":  # a standalone server for benchmarks: prints its por
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--delay", type=float, default=0.0)
-    parser.add_argument("--count", action="store_true", help="(the count is always answered; kept for clarity)")
     asyncio.run(serve_async(parser.parse_args().delay))
 
 
