@@ -12,7 +12,7 @@ place, are brought in whole, by key.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pyarrow as pa
@@ -67,7 +67,10 @@ def ingest(con, warehouse: Path) -> Brought | None:
         raw.execute("begin")           # one read transaction: every table as of one moment
         sid = store.store_id(raw)
         through = marks(con, sid, history_marks(raw))
-        brought.running = raw.execute("select count(*) from runs where state = 'running'").fetchone()[0]
+        # runs still beating (a run killed with kill -9 still says running, but has stopped beating)
+        fresh = datetime.now(timezone.utc).replace(tzinfo=None) - timedelta(seconds=store.claim_seconds())
+        brought.running = raw.execute("select count(*) from runs where state = 'running' and heartbeat_at > ?",
+                                      [fresh]).fetchone()[0]
         columns = store.raw_columns()
         now = datetime.now(timezone.utc).replace(tzinfo=None)
         con.execute("begin transaction")
