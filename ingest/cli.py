@@ -472,8 +472,11 @@ def _names(value: str | None) -> list[str]:
 @click.option("--compare", metavar="DIMENSION=A,B",
               help="Each cell as the difference A - B of two models, conditions, prompt variants or visibilities, on the "
                    "questions both answered, with its case-clustered interval, e.g. --compare model=sim:a,sim:b.")
+@click.option("--adjust", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
+              help="With --compare: how significance is adjusted across the cells of each metric's comparison "
+                   "(holm: family-wise error; bh: Benjamini-Hochberg false discovery rate). The unadjusted one is kept beside it.")
 def metrics_command(metric_names: str | None, by: str, where: str | None, fmt: str, out: Path | None, list_names: bool,
-                    timeout: float, compare: str | None) -> None:
+                    timeout: float, compare: str | None, adjust: str) -> None:
     """Any slice of the paper's metrics with its case-clustered interval, from the published snapshot
     (the same estimator and replicates as agg_metrics: the marts' cuts give the marts' numbers)."""
     from ingest.publish.semantic import semantic_layer
@@ -493,8 +496,12 @@ def metrics_command(metric_names: str | None, by: str, where: str | None, fmt: s
     if fmt == "parquet" and not out:
         raise InputError("--format parquet", "a Parquet file needs a path", "add --out slice.parquet")
     check_out(out)
-    frame = slice_metrics(_names(metric_names), _names(by), where, timeout=timeout or None, compare=compare)
+    frame = slice_metrics(_names(metric_names), _names(by), where, timeout=timeout or None, compare=compare, adjust=adjust)
     click.echo(write_slice(frame, fmt, out), nl=False)
+    if compare:
+        from ingest.publish.compare import left_out
+        for line in left_out(frame):
+            click.echo(line, err=True)
 
 
 @main.group(invoke_without_command=True)

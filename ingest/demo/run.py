@@ -168,18 +168,19 @@ def audit_text(db: Path) -> str:
 
 
 def metricstext_table(db: Path) -> str:
-    """The paper's Figure 3/4 numbers as a table: estimate [95% CI], * when the CI excludes 0."""
+    """The paper's Figure 3/4 numbers as a table: estimate [95% CI], * when the CI excludes 0 (‡ when it does
+    over too few cases for the CI to cover 95%)."""
     metrics = [("acc", "full", "Acc F"), ("acc", "masked", "Acc M"), ("htr", "full", "HTR F"), ("htr", "masked", "HTR M"),
                ("delta_acc", "paired", "dAcc"), ("delta_htr", "paired", "dHTR"), ("air", "paired", "AIR"), ("hbr", "paired", "HBR")]
     with connect(db, read_only=True) as con:
         rows = con.execute("""
-            select cohort, model, condition, metric, visibility, estimate, ci_low, ci_high, significant
+            select cohort, model, condition, metric, visibility, estimate, ci_low, ci_high, significant, few_cases
             from agg_metrics where prompt_variant = 'standard'""").fetchall()
         replicates, seed = con.execute(
             "select max(bootstrap_replicates), max(bootstrap_seed) from agg_metrics").fetchone()
-    cells = {(c, m, k, met, vis): (est, lo, hi, sig) for c, m, k, met, vis, est, lo, hi, sig in rows}
+    cells = {(c, m, k, met, vis): (est, lo, hi, sig, few) for c, m, k, met, vis, est, lo, hi, sig, few in rows}
     lines = [f"metrics with 95% case-clustered bootstrap CIs (agg_metrics; B = {replicates}, seed {seed}; "
-             "* = CI excludes 0):"]
+             "* = CI excludes 0; ‡ = it does, over too few cases for the CI to cover 95%):"]
     for cohort, model in sorted({(c, m) for c, m, *_ in rows}):
         lines += ["", f"  {cohort} / {model}"]
         header = ["cond"] + [label for *_, label in metrics]
@@ -188,8 +189,12 @@ def metricstext_table(db: Path) -> str:
             line = [condition]
             for metric, visibility, _ in metrics:
                 cell = cells.get((cohort, model, condition, metric, visibility))
-                line.append("" if cell is None or cell[0] is None else
-                            f"{cell[0]:.2f} [{cell[1]:.2f},{cell[2]:.2f}]{'*' if cell[3] else ''}")
+                if cell is None or cell[0] is None:
+                    line.append("")
+                elif cell[1] is None:                                   # one case: no interval
+                    line.append(f"{cell[0]:.2f} [1 case]")
+                else:
+                    line.append(f"{cell[0]:.2f} [{cell[1]:.2f},{cell[2]:.2f}]{('‡' if cell[4] else '*') if cell[3] else ''}")
             table.append(line)
         widths = [max(len(r[i]) for r in table) for i in range(len(header))]
         lines += ["  " + "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in table]

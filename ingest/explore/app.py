@@ -31,12 +31,13 @@ from ingest.explore.forest import forest
 from ingest.explore.server import CSP, HEADERS, LOOPBACK_NAMES, host_allowed  # noqa: F401 - CSP: the pages' policy
 from ingest.explore.snapshot import Marts, TimedOut, has_mart, time_limit
 from ingest.publish.compare import COLUMNS as COMPARE_COLUMNS
-from ingest.publish.compare import parse_compare
+from ingest.publish.compare import left_out, parse_compare
 from ingest.publish.query import engine_message
 from ingest.publish.semantic import semantic_layer
 from ingest.publish.slices import COLUMNS as SLICE_COLUMNS
 from ingest.publish.slices import slice_metrics, where_names
 from ingest.publish.where import parse_where
+from ingest.stats import multiplicity
 
 STATIC = Path(__file__).with_name("static")
 STATIC_FILES = {"explore.css": "text/css; charset=utf-8", "explore.js": "text/javascript; charset=utf-8",
@@ -106,7 +107,7 @@ class Explorer:
         self.templates = Environment(loader=PackageLoader("ingest.explore", "templates"),
                                      autoescape=select_autoescape(default=True, default_for_string=True),
                                      trim_blocks=True, lstrip_blocks=True)
-        self.templates.globals.update(link=link, url_value=evidence.url_value, interval=display.interval,
+        self.templates.globals.update(link=link, url_value=evidence.url_value, interval=display.interval, significance=display.significance,
                                       blank=display.blank, labels=self.labels, undefined=display.undefined,
                                       layer=self.layer)
         self.templates.filters.update(est=display.est, label_of=lambda name: self.labels.get(name, name))
@@ -232,7 +233,8 @@ class Explorer:
         out = []
         for name in dict.fromkeys(c["metric"] for c in cells):
             metric = self.layer.metric(name)
-            rows = [{"label": c["label"], "estimate": c[estimate], "low": c[low], "high": c[high], "note": c.get("reason")}
+            rows = [{"label": c["label"], "estimate": c[estimate], "low": c[low], "high": c[high], "note": c.get("reason"),
+                     "flag": bool(c.get("few_cases")), "caution": c.get("caution")}
                     for c in cells if c["metric"] == name]
             signed = differences or "paired" in metric.visibilities
             out.append((metric, forest(rows, title(metric), ident=f"forest-{name}", signed=signed)))
@@ -244,9 +246,11 @@ class Explorer:
         return frame.rename(columns={c: self.labels[c] for c in frame.columns if c in self.labels})
 
     @staticmethod
-    def _sliced(pinned, metrics: list[str], by: list[str], where: str | None, compare: str | None = None):
-        return pinned.slice(("slice", tuple(metrics), tuple(by), where, compare), lambda: slice_metrics(
-            metrics, by, where, con=pinned.cursor(), timeout=SLICE_TIMEOUT, compare=compare))
+    def _sliced(pinned, metrics: list[str], by: list[str], where: str | None, compare: str | None = None,
+                adjust: str = "holm"):
+        key = ("slice", tuple(metrics), tuple(by), where, compare) + ((adjust,) if compare else ())
+        return pinned.slice(key, lambda: slice_metrics(
+            metrics, by, where, con=pinned.cursor(), timeout=SLICE_TIMEOUT, compare=compare, adjust=adjust))
 
     @staticmethod
     def cell_link(metric: str, by: list[str], where: str | None, values: dict[str, str | None], path: str = "/cell",
@@ -428,14 +432,19 @@ class Explorer:
     def compare_view(self, request: Request) -> Response:
         metrics, by, where, _ = self._slice(request)
         compare = (request.one("compare") or "").strip()
+        adjust = request.one("adjust") or "holm"
+        if adjust not in multiplicity.ADJUSTMENTS:
+            raise InputError("adjust", f"unknown adjustment {adjust!r}", f"use one of {', '.join(multiplicity.ADJUSTMENTS)}")
         page = request.number("page", 1)
         pinned = self.marts.now()
         cur = pinned.cursor()
         models = [r[0] for r in cur.execute("select distinct model from fct_metric_parts order by 1").fetchall()]
-        cells, names, forests, pages, total, compared = [], [], [], 1, 0, None
+        cells, names, forests, pages, total, compared, families, method, gone = [], [], [], 1, 0, None, [], "", []
         if compare:
-            compared = parse_compare(compare, self.layer)
-            frame = self._sliced(pinned, metrics, by, where, compare)
+            compared = parse_compare(compare, self.layer, [self.layer.dimension(name) for name in by])
+            frame = self._sliced(pinned, metrics, by, where, compare, adjust)
+            families, gone = list(dict.fromkeys(frame["family"])), left_out(frame)
+            method = frame["ci_method"].iloc[0] if len(frame) else ""
             if (listed := self._listed(request, self._in_words(frame), "comparison", pinned)) is not None:
                 return listed
             names = [c for c in frame.columns if c != "metric" and c not in COMPARE_COLUMNS]
@@ -452,8 +461,10 @@ class Explorer:
         return self.page("compare.html", pinned=pinned, downloads=self._downloads(request),
                          cells=cells, names=names, chosen=metrics, by=by, where=where or "", compared=compared,
                          compare=compare, models=models, layer=self.layer, forests=forests, page=page, pages=pages,
-                         total=total, at=lambda **changed: link("/compare", metric=",".join(metrics), by=",".join(by),
-                                                                where=where, compare=compare, **changed))
+                         total=total, adjust=adjust, adjustment_name=multiplicity.NAMES[adjust], families=families,
+                         method=method, left_out=gone,
+                         at=lambda **changed: link("/compare", metric=",".join(metrics), by=",".join(by),
+                                                   where=where, compare=compare, adjust=adjust, **changed))
 
     def compare_questions_view(self, request: Request) -> Response:
         compared = parse_compare(request.one("compare") or "", self.layer)

@@ -7,6 +7,7 @@ import math
 from markupsafe import Markup, escape
 
 from ingest.publish.numbers import fixed
+from ingest.stats.trust import significance_word
 
 
 def missing(value) -> bool:
@@ -36,3 +37,12 @@ def undefined(reasons: str | None, name: str) -> str:
     """Why an audit row leaves NAME undefined, from its undefined_reasons ("name: why; other: why")."""
     said = [part.split(":", 1)[1].strip() for part in (reasons or "").split("; ") if part.startswith(f"{name}:")]
     return "; ".join(said) or "no reason recorded"
+
+
+def significance(significant, few_cases, caution=None) -> Markup:
+    """'yes' or 'no', and beside a 'yes' over too few cases its flag, the caution as its tooltip: the
+    word is never shown bare there (ingest/stats/trust.py)."""
+    word = significance_word(significant, few_cases)
+    if word == "yes (few cases)":
+        return Markup('yes <span class="flag" title="{}">few cases</span>').format(caution or "too few cases")
+    return Markup(word)

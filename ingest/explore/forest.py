@@ -28,8 +28,9 @@ def _ticks(low: float, high: float) -> list[float]:
 
 
 def forest(rows: list[dict], title: str, ident: str = "forest", signed: bool = True) -> Markup:
-    """ROWS (label, estimate, low, high, note) as one SVG; NOTE says why a row has no interval; IDENT
-    names it in the page (its title and description are found by id)."""
+    """ROWS (label, estimate, low, high, note, flag, caution) as one SVG; NOTE says why a row has no
+    interval; a FLAG row (too few cases for its interval to hold 95%) is drawn dashed, its CAUTION in its
+    tooltip; IDENT names it in the page (its title and description are found by id)."""
     shown = [r for r in rows if _finite(r.get("estimate")) is not None]
     if not shown:
         return Markup("")
@@ -49,7 +50,7 @@ def forest(rows: list[dict], title: str, ident: str = "forest", signed: bool = T
            f'aria-labelledby="{ident}-t {ident}-d" data-forest>',
            f'<title id="{ident}-t">{escape(title)}</title>',
            f'<desc id="{ident}-d">{len(shown)} cells, each its estimate (a dot) and its 95% interval (a line); the dashed '
-           f'line is zero. The numbers are in the table.</desc>']
+           f'line is zero; a dashed interval has too few cases to hold its 95%. The numbers are in the table.</desc>']
     for tick in _ticks(low, high):
         out.append(f'<g class="tick"><line x1="{x(tick)}" x2="{x(tick)}" y1="{TOP - 6}" y2="{height - 8}"/>'
                    f'<text x="{x(tick)}" y="{TOP - 10}" text-anchor="middle">{escape(number(tick) if tick else "0")}</text></g>')
@@ -59,7 +60,9 @@ def forest(rows: list[dict], title: str, ident: str = "forest", signed: bool = T
         est, lo, hi = _finite(row["estimate"]), _finite(row.get("low")), _finite(row.get("high"))
         said = (f"{row['label']}: {number(est)} [{number(lo)}, {number(hi)}]" if lo is not None and hi is not None
                 else f"{row['label']}: {number(est)} ({row.get('note') or 'no interval'})")
-        flagged = " flagged" if row.get("flag") else ""
+        flagged = " flagged" if row.get("flag") is True else ""
+        if flagged and row.get("caution") and lo is not None:
+            said += f" ({row['caution']})"
         mark = [f'<g class="cell{flagged}" data-cell-plot data-estimate="{est}"><title>{escape(said)}</title>',
                 f'<text class="label" x="{LABEL - 8}" y="{y + 4}" text-anchor="end">{escape(_short(row["label"]))}</text>']
         if lo is not None and hi is not None:

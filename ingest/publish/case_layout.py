@@ -27,6 +27,10 @@ class CaseLayout:
         return np.bincount(self.position, weights=values.astype(np.float64),
                            minlength=self.total * self.width).reshape(self.total, self.width)
 
+    def strata(self) -> np.ndarray:
+        """Each stacked case row's stratum (its cohort among those present, 0..K-1): the bootstrap's strata."""
+        return np.repeat(np.arange(len(self.present)), [int(self.sizes[c]) for c in self.present])
+
     def replicate_blocks(self, seed: int, replicates: int):
         weights = [bootstrap.shared_weights(seed, self.names[c], int(self.sizes[c]), replicates) for c in self.present]
         return (np.hstack([w[start:start + REPLICATE_BLOCK] for w in weights]) for start in range(0, replicates, REPLICATE_BLOCK))

@@ -152,7 +152,8 @@ def _clinical_result(row: dict, labels: dict, judges: list[dict], judge_prompt: 
             "score_details": {"score": row["estimate"], "uncertainty": uncertainty,
                               "details": _strings({k: row[k] for k in (
                                   "cohort", "condition", "visibility", "prompt_variant", "metric", "n_cases", "n_questions",
-                                  "n_valid", "validity_rate", "significant", "mde_80", "n_finite_replicates", "bootstrap_seed")})}}
+                                  "n_valid", "validity_rate", "significant", "few_cases", "caution", "mde_80", "n_finite_replicates",
+                                  "bootstrap_seed") if k in row})}}
 
 
 def _clinical_samples(con, model: str, model_id: str, evaluation_id: str) -> list[dict]:

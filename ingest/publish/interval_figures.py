@@ -19,6 +19,10 @@ import numpy as np
 import pandas as pd
 
 from ingest.publish.palette import CONDITIONS, LABELS, MARKERS, PALETTE, TESTED_AGAINST_ZERO, condition_label
+from ingest.stats.trust import is_true
+
+MARK_TEXT = "†"          # the CI excludes 0
+FEW_MARK = "‡"           # it does, over too few cases for the CI to cover 95% (agg_metrics.few_cases)
 
 PT = 72.0                       # points an inch: the SVG's user unit
 # margins in inches (font size 9, titles 10): room for the y unit and tick labels on the left, the x
@@ -57,7 +61,7 @@ class Panel:
     title: str
     box: Box                                   # the plotting area
     ylim: tuple[float, float]
-    marks: list[str] = field(default_factory=list)          # the † drawn, in order
+    marks: list[str] = field(default_factory=list)          # the † (and ‡) drawn, in order
     texts: list[Box] = field(default_factory=list)          # its title, ticks and labels
 
 
@@ -168,6 +172,8 @@ def interval_panel(figure: IntervalFigure, box: Box, cells: pd.DataFrame, series
             low = row.ci_low if pd.notna(row.ci_low) else row.estimate
             high = row.ci_high if pd.notna(row.ci_high) else row.estimate
             starred = bool(getattr(row, "significant", False)) and (metric or "") in TESTED_AGAINST_ZERO
+            # significant over too few cases for the interval to cover 95%: never the bare †
+            starred = (FEW_MARK if is_true(getattr(row, "few_cases", False)) else MARK_TEXT) if starred else ""
             drawn.append((index, by_condition[row.condition] + offset, float(row.estimate),
                           min(float(low), row.estimate), max(float(high), row.estimate), starred))
     drawn.sort(key=lambda d: (d[0], d[1]))
@@ -200,8 +206,8 @@ def interval_panel(figure: IntervalFigure, box: Box, cells: pd.DataFrame, series
             figure.line(px(x) - 2, py(end), px(x) + 2, py(end), color)
         figure.elements.append(marker(shape, px(x), py(estimate), color))
         if starred:
-            figure.text(px(x), py(high) - 2, "†", MARK, "middle", color)
-            panel.marks.append("†")
+            figure.text(px(x), py(high) - 2, starred, MARK, "middle", color)
+            panel.marks.append(starred)
     lines = title.split("\n")
     for number, line in enumerate(reversed(lines)):
         panel.texts.append(figure.text((box.x0 + box.x1) / 2, box.y0 - 6 - number * TITLE * 1.2, line, TITLE, "middle"))
@@ -267,7 +273,7 @@ def grid(specs: list[list[PanelSpec]], title: str, note: str, width: float = 3.6
 
 
 NOTE = ("Points: estimates; bars: 95% case-clustered bootstrap CIs. * strict masking condition (2.x, 3.x). "
-        "† the CI excludes 0 (HTR and the paired metrics).")
+        "† the CI excludes 0 (HTR and the paired metrics); ‡ it does, but over too few cases for the CI to cover 95%.")
 
 
 def individual_metrics(cells: pd.DataFrame, cohorts: list[str], title: str,
@@ -277,7 +283,8 @@ def individual_metrics(cells: pd.DataFrame, cohorts: list[str], title: str,
                         f"{cohort} - {LABELS[metric]}", False, metric, "input condition")
               for metric in ("acc", "htr")] for cohort in cohorts]
     return grid(specs, title, "Points: estimates; bars: 95% case-clustered bootstrap CIs. * strict masking "
-                "condition (2.x, 3.x); condition 0 is unpaired (full information only). † the CI of HTR excludes 0.")
+                "condition (2.x, 3.x); condition 0 is unpaired (full information only). † the CI of HTR excludes 0; ‡ it does, "
+                "but over too few cases for the CI to cover 95%.")
 
 
 def paired_metrics(cells: pd.DataFrame, cohorts: list[str], title: str,

@@ -31,6 +31,7 @@ from ingest.publish import interval_figures, leaderboard
 from ingest.publish.marts import public_marts
 from ingest.publish.palette import CONDITIONS, condition_label
 from ingest.serve.snapshots import open_marts
+from ingest.stats.trust import is_true
 
 ANALYSES = PROJECT_DIR / "analyses"
 TEMPLATE = Path(__file__).with_name("report_template.html")
@@ -177,7 +178,10 @@ def _interval(row, digits: int = 3) -> str:
     if pd.isna(row["estimate"]):
         return "—"
     text = f"{row['estimate']:.{digits}f} [{_fmt(row['ci_low'], digits)}, {_fmt(row['ci_high'], digits)}]"
-    return text + ("†" if row.get("significant") and row["visibility"] == "paired" else "")
+    if not (row.get("significant") and row["visibility"] == "paired"):
+        return text
+    # over too few cases for the interval to cover 95%: ‡, never the bare †
+    return text + ("‡" if is_true(row.get("few_cases")) else "†")
 
 
 def _table(frame: pd.DataFrame, headers: dict[str, str] | None = None, classes: str = "numbers") -> str:
@@ -190,7 +194,8 @@ def _table(frame: pd.DataFrame, headers: dict[str, str] | None = None, classes: 
 
 
 def _metrics_table(cells: pd.DataFrame) -> str:
-    """Conditions in rows, the paper's metrics in columns: estimate [95% CI], † if the CI excludes 0."""
+    """Conditions in rows, the paper's metrics in columns: estimate [95% CI], † if the CI excludes 0 (‡ if it
+    does over too few cases)."""
     columns = [("acc", "full", "Acc full"), ("acc", "masked", "Acc masked"), ("htr", "full", "HTR full"),
                ("htr", "masked", "HTR masked"), ("delta_acc", "paired", "ΔAcc"), ("delta_htr", "paired", "ΔHTR"),
                ("air", "paired", "AIR"), ("hbr", "paired", "HBR")]

@@ -28,20 +28,19 @@ import pandas as pd
 from ingest.db import warehouse_path
 from ingest.errors import InputError
 from ingest.publish.case_layout import CaseLayout
-from ingest.publish.compare import compare_cells, parse_compare
+from ingest.publish.compare import check_values, compare_cells, parse_compare
 from ingest.publish.marts import public_mart_properties
 from ingest.publish.numbers import fixed
 from ingest.publish.query import engine_message
 from ingest.publish.semantic import Dimension, SemanticLayer, dimension_sql, semantic_layer
 from ingest.publish.where import Condition, parse_where
 from ingest.serve.snapshots import open_marts
-from ingest.stats import bootstrap
+from ingest.stats import bootstrap, multiplicity, trust
 
 # the answer cell's own keys, kept in every cell (never pooled), after the analyst's dimensions
 KEPT = ("answer__prompt_variant", "answer__visibility")
-MIN_CASES = 2                      # a case-clustered interval needs between-case variation
-COLUMNS = ["estimate", "ci_low", "ci_high", "ci_method", "significant", "se_clustered", "mde_80", "n_questions",
-           "n_cases", "n_valid", "validity_rate", "n_answers", "n_finite_replicates", "reason"]
+COLUMNS = ["estimate", "ci_low", "ci_high", "ci_method", "significant", "few_cases", "caution", "se_clustered", "mde_80",
+           "n_questions", "n_cases", "n_valid", "validity_rate", "n_answers", "n_finite_replicates", "reason"]
 
 
 # a slice that runs longer is stopped (a --where's subquery can run for ever): a BI tool's limit
@@ -100,7 +99,8 @@ def _build_settings(con) -> tuple[int, int, str]:
 
 
 def slice_metrics(metrics: list[str], by: list[str], where: str | None = None, con=None,
-                  warehouse: Path | None = None, timeout: float | None = DEFAULT_TIMEOUT, compare: str | None = None) -> pd.DataFrame:
+                  warehouse: Path | None = None, timeout: float | None = DEFAULT_TIMEOUT, compare: str | None = None,
+                  adjust: str = "holm") -> pd.DataFrame:
     """One row per metric and cell of the slice BY (dimension names), over the rows WHERE keeps: the
     estimate, its interval by the build's ci_method, significance, the clustered SE, MDE and counts,
     and `reason` where a cell has no estimate or no interval. Reads the published snapshot of
@@ -108,38 +108,45 @@ def slice_metrics(metrics: list[str], by: list[str], where: str | None = None, c
     as `duckdb.connect("warehouse.marts.duckdb", read_only=True)` opens it), which it leaves as it
     found it. A slice running longer than TIMEOUT seconds (None: no limit) is stopped. With COMPARE
     ("model=A,B", ingest/publish/compare.py), each cell is the difference A - B on the questions both
-    answered, with its case-clustered interval from the same replicates."""
+    answered, with its case-clustered interval from the same replicates, its significance on its own and
+    adjusted across the comparison's cells by ADJUST (holm, or bh: Benjamini-Hochberg), and what the
+    matching left out."""
     layer = semantic_layer()
     chosen = [layer.metric(name) for name in dict.fromkeys(metrics)]
     if not chosen:
         raise InputError("--metric", "no metric named", f"name one or more of {', '.join(layer.metrics)}")
     dimensions = list(dict.fromkeys(layer.dimension(name) for name in by))
+    compared = parse_compare(compare, layer, dimensions) if compare else None
+    if adjust not in multiplicity.ADJUSTMENTS:
+        raise InputError("--adjust", f"unknown adjustment {adjust!r}", f"use one of {', '.join(multiplicity.ADJUSTMENTS)}")
     dimensions += [layer.dimensions[name] for name in KEPT if layer.dimensions[name] not in dimensions]
     condition = parse_where(where, where_names(layer)) if where and where.strip() else None
-    compared = parse_compare(compare, layer) if compare else None
     if compared:
+        # the compared dimension is each cell's two arms; a kept key (prompt_variant, visibility) may be it
         dimensions = [d for d in dimensions if d != compared[0]]
     if con is None:
         with closing(open_marts(warehouse or warehouse_path())) as own:
             # a connection of its own: the engine refuses any file but the snapshot's, too
             own.execute("set enable_external_access = false")
-            return _run(own, layer, chosen, dimensions, condition, timeout, compared)
-    return _run(con, layer, chosen, dimensions, condition, timeout, compared)
+            return _run(own, layer, chosen, dimensions, condition, timeout, compared, adjust)
+    return _run(con, layer, chosen, dimensions, condition, timeout, compared, adjust)
 
 
-def _run(con, layer, chosen, dimensions, condition, timeout, compared) -> pd.DataFrame:
+def _run(con, layer, chosen, dimensions, condition, timeout, compared, adjust="holm") -> pd.DataFrame:
     if not compared:
         return _estimate(con, layer, chosen, dimensions, condition, timeout)
     rows_sql = slice_rows_sql(layer, [*dimensions, compared[0]], set(condition.columns) if condition else set())
     settings, numbering = _build_settings(con), _case_numbering(con)
     try:
         with _time_limit(con, timeout):
-            frames = [compare_cells(con, layer, metric, dimensions, rows_sql, condition, compared, numbering, settings)
-                      for metric in chosen]
+            check_values(con, *compared, rows_sql)
+            trusted = trust.table(con)
+            frames = [compare_cells(con, layer, metric, dimensions, rows_sql, condition, compared, numbering, settings,
+                                    trusted, adjust) for metric in chosen]
     except duckdb.Error as error:
         raise _engine_error(error) from None
     out = pd.concat([f for f in frames if not f.empty] or frames[:1], ignore_index=True)
-    if out.empty:
+    if out.empty or not out["n_questions"].gt(0).any():
         raise InputError("--compare", f"{compared[1]!r} and {compared[2]!r} share no question row with a value"
                          f"{' under --where' if condition else ''}", "compare two values that answered the same questions")
     names = [d.name for d in dimensions]
@@ -228,7 +235,8 @@ def _estimate(con, layer: SemanticLayer, chosen, dimensions: list[Dimension], co
         except duckdb.Error:
             pass
     cells = cells.drop(columns=["cell_id", "cell_key"])
-    frames = [_metric_cells(rows, cells, numbering, metric, replicates, seed, method) for metric in chosen]
+    trusted = trust.table(con)
+    frames = [_metric_cells(rows, cells, numbering, metric, replicates, seed, method, trusted) for metric in chosen]
     out = pd.concat(frames, ignore_index=True)
     return out[["metric", *names, *COLUMNS]].sort_values(["metric", *names], kind="stable", na_position="last").reset_index(drop=True)
 
@@ -243,7 +251,7 @@ def _nothing_matches(condition: Condition | None) -> InputError:
 
 
 def _metric_cells(rows: dict, cells: pd.DataFrame, numbering: pd.DataFrame, metric, replicates: int, seed: int,
-                  method: str) -> pd.DataFrame:
+                  method: str, trusted: pd.DataFrame) -> pd.DataFrame:
     """The statistics of METRIC's cells (those of its visibilities) from the per-case sums ROWS."""
     mine = np.flatnonzero(cells["answer__visibility"].isin(metric.visibilities).to_numpy())
     frame = cells.iloc[mine].reset_index(drop=True)
@@ -263,7 +271,7 @@ def _metric_cells(rows: dict, cells: pd.DataFrame, numbering: pd.DataFrame, metr
     n_questions = stats["n_questions"].astype(np.int64)
     n_cases = stats["n_cases"].astype(np.int64)
     no_value = n_questions == 0
-    few_cases = ~no_value & (n_cases < MIN_CASES)
+    few_cases = ~no_value & (n_cases < trust.MIN_CASES)          # no interval at all
     estimate = np.where(no_value, np.nan, stats["estimate"])
     low = np.where(no_value | few_cases, np.nan, stats["ci_low"])
     high = np.where(no_value | few_cases, np.nan, stats["ci_high"])
@@ -271,6 +279,8 @@ def _metric_cells(rows: dict, cells: pd.DataFrame, numbering: pd.DataFrame, metr
     frame["ci_low"], frame["ci_high"] = low, high
     frame["ci_method"] = method
     frame["significant"] = (low > 0) | (high < 0)
+    frame["few_cases"], frame["caution"] = trust.flags(np.where(no_value, 0, n_cases), method, trust.kind_of(metric.visibilities),
+                                                       trusted)
     # a clustered SE from one cluster is undefined (Miller's formula gives 0), and so is its MDE
     frame["se_clustered"] = np.where(no_value | few_cases, np.nan, stats["se_clustered"])
     frame["mde_80"] = np.where(no_value | few_cases, np.nan, stats["mde_80"]) if "paired" in metric.visibilities else np.nan
@@ -285,7 +295,7 @@ def _metric_cells(rows: dict, cells: pd.DataFrame, numbering: pd.DataFrame, metr
     reasons = np.full(len(frame), None, dtype=object)
     reasons[(frame["n_valid"].to_numpy() == 0) & ~no_value] = (
         f"no valid {noun}: every one is invalid or truncated (scored as wrong in the estimate)")
-    reasons[few_cases] = f"1 case: a case-clustered interval (and SE, MDE) needs at least {MIN_CASES}"
+    reasons[few_cases] = trust.ONE_CASE
     reasons[no_value] = (f"no question in the cell has a {metric.name} value (not defined for its eval_target, "
                          "or free responses not judged yet)")
     frame["reason"] = reasons
@@ -330,14 +340,29 @@ def _write(frame: pd.DataFrame, fmt: str, out: Path | None) -> str:
     elif fmt == "json":
         text = json.dumps(records(frame), indent=1) + "\n"
     else:
-        shown = frame.copy()
-        numbers = ("estimate", "estimate_a", "estimate_b", "difference", "ci_low", "ci_high", "se_clustered", "mde_80")
-        for column, places, signed in [*((c, 3, True) for c in numbers), ("validity_rate", 2, False)]:
-            if column in shown:
-                shown[column] = shown[column].map(lambda v, p=places, s=signed: "" if pd.isna(v) else fixed(v, p, s))
-        shown = shown.drop(columns=["ci_method", "n_finite_replicates"]).fillna("")
-        text = shown.to_string(index=False) + f"\n({len(frame)} cells; interval: {frame['ci_method'].iloc[0] if len(frame) else ''})\n"
+        text = _table(frame)
     if out:
         Path(out).write_text(text)
         return f"{len(frame)} cells -> {out}\n"
     return text
+
+
+def _table(frame: pd.DataFrame) -> str:
+    """FRAME for reading: numbers rounded, `significant` as a word with its flag beside it, and what
+    the columns share (the interval method, a comparison's family and adjustment) said once below."""
+    shown = frame.copy()
+    numbers = ("estimate", "estimate_a", "estimate_b", "difference", "ci_low", "ci_high", "se_clustered", "mde_80")
+    for column, places, signed in [*((c, 3, True) for c in numbers), ("validity_rate", 2, False),
+                                   ("p_unadjusted", 4, False), ("p_adjusted", 4, False)]:
+        if column in shown:
+            shown[column] = shown[column].map(lambda v, p=places, s=signed: "" if pd.isna(v) else fixed(v, p, s))
+    for column in ("significant", "significant_unadjusted", "significant_adjusted"):
+        if column in shown:
+            shown[column] = [trust.significance_word(v, f) for v, f in zip(frame[column], frame["few_cases"])]
+    footer = f"interval: {frame['ci_method'].iloc[0]}" if len(frame) else "interval: none"
+    if "adjustment" in frame and len(frame):
+        footer += (f"; significant_adjusted: {frame['adjustment'].iloc[0]} across each family ("
+                   + "; ".join(dict.fromkeys(frame["family"])) + ")")
+    shown = shown.drop(columns=[c for c in ("ci_method", "n_finite_replicates", "few_cases", "adjustment", "family")
+                                if c in shown]).fillna("")
+    return shown.to_string(index=False) + f"\n({len(frame)} cells; {footer})\n"

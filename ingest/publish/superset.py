@@ -44,6 +44,8 @@ HEADERS = {"cohort": "Cohort", "model": "Model", "condition": "Condition", "prom
            "visibility": "Visibility", "format": "Format", "options_type": "Options type", "eval_target": "Eval target",
            "relpos_band": "RelPos band (by value)", "estimate": "Estimate", "ci_low": "95% CI low", "ci_high": "95% CI high",
            "ci_method": "CI method", "significant": "Significant (CI excludes 0)", "n_cases": "Cases",
+           "few_cases": "Few cases (interval below its promise)", "caution": "Caution",
+           "significant_flagged": "Significant (CI excludes 0; flagged when few cases)",
            "n_questions": "Question rows", "n_valid": "Valid question rows", "validity_rate": "Validity rate",
            "se_clustered": "Clustered SE", "mde_80": "MDE (80% power)", "metric": "Metric",
            "dbt_invocation_id": "Build (snapshot id)", "built_at": "Built at (UTC)", "warehouse_version": "Warehouse version",
@@ -79,14 +81,21 @@ def calculated_columns(mart: str, names: set[str]) -> list[dict]:
         out.append({"column_name": name, "verbose_name": header, "expression": expression, "type": "VARCHAR",
                     "is_dttm": False, "groupby": True, "filterable": True, "description": description, "is_active": True})
 
-    if {"estimate", "ci_low", "ci_high"} <= names:
+    if {"estimate", "ci_low", "ci_high", "few_cases"} <= names:
         add("estimate_ci", "Estimate [95% CI]",
             "case when estimate is null then null "
             "when ci_low is null then printf('%.3f (no interval: 1 case)', round(estimate, 3)) "
-            "else printf('%.3f [%.3f, %.3f]', round(estimate, 3), round(ci_low, 3), round(ci_high, 3)) end",
+            "else printf('%.3f [%.3f, %.3f]', round(estimate, 3), round(ci_low, 3), round(ci_high, 3)) "
+            "|| case when few_cases then ' (few cases)' else '' end end",
             # round() first: halves away from zero, as the number columns' d3 format rounds them (printf alone
             # rounds 0.0625 to even, 0.062, beside the column's 0.063)
-            "The estimate and its 95% case-clustered bootstrap interval (ci_method); a one-case cell has none.")
+            "The estimate and its 95% case-clustered bootstrap interval (ci_method); a one-case cell has none; "
+            "(few cases): too few cases for the interval to cover 95% (see Caution).")
+    if {"significant", "few_cases"} <= names:
+        add("significant_flagged", "Significant (CI excludes 0; flagged when few cases)",
+            "case when significant and few_cases then 'yes (few cases)' when significant then 'yes' else 'no' end",
+            "The 95% interval excludes 0; '(few cases)' beside it where the cell has too few cases for its interval "
+            "method to cover 95% (the coverage bench: dim_interval_trust): read it with its Caution.")
     if "condition" in names:
         cases = " ".join(f"when {_sql_text(c)} then {_sql_text(f'{c} · {label}')}" for c, label in condition_labels().items())
         add("condition_label", "Condition", f"case condition {cases} else condition end",
@@ -119,7 +128,8 @@ def _dataset(mart: str, metrics: list[dict], description: str, sql: str | None =
 # the interval plot puts on its axis: one row per cell, its estimate and bounds three named metrics
 INTERVALS = "agg_metrics_intervals"
 INTERVALS_SQL = """select cohort, model, condition, prompt_variant, metric, visibility, estimate, ci_low, ci_high,
-    cohort || ' · ' || model || ' · ' || condition || ' · ' || prompt_variant as cell
+    cohort || ' · ' || model || ' · ' || condition || ' · ' || prompt_variant
+        || case when few_cases then ' (few cases)' else '' end as cell
 from agg_metrics
 where ci_low is not null"""
 # the plot's three series, named as its tooltip and legend say them
@@ -130,7 +140,8 @@ def interval_dataset() -> dict:
     kept = {"cohort", "model", "condition", "prompt_variant", "metric", "visibility", "estimate", "ci_low", "ci_high"}
     columns = [c for c in _columns("agg_metrics") if c["column_name"] in kept or c["column_name"] == "condition_label"]
     columns.append({"column_name": "cell", "type": "VARCHAR", "is_dttm": False, "groupby": True, "filterable": True,
-                    "description": "The cell: cohort · model · condition · prompt variant.", "expression": None,
+                    "description": "The cell: cohort · model · condition · prompt variant, and '(few cases)' where it has "
+                                   "too few cases for its interval to cover 95%.", "expression": None,
                     "verbose_name": "Cell", "is_active": True})
     return _dataset(INTERVALS, [], "agg_metrics' cells with an interval, each with a label of its own for the interval "
                                    "plot's axis; cells without an interval (one case) are left out.", INTERVALS_SQL, columns)
@@ -294,14 +305,14 @@ def charts() -> dict[str, dict]:
             "agg_metrics: each cell's estimate and its case-clustered bootstrap interval (one row per cohort, model, "
             "condition and prompt variant; never average these estimates).",
             [("metric", ["delta_htr"]), ("visibility", ["paired"])],
-            ["cohort", "model", "condition_label", "prompt_variant", "estimate_ci", "significant", "n_cases", "n_questions",
-             "estimate", "ci_low", "ci_high"], None),
+            ["cohort", "model", "condition_label", "prompt_variant", "estimate_ci", "significant_flagged", "n_cases",
+             "n_questions", "estimate", "ci_low", "ci_high", "caution"], None),
         "delta_htr_interval_plot": _interval_plot(
             "delta_htr_interval_plot", "ΔHTR with its 95% interval (each row a cell: estimate, 95% low, 95% high)",
             "Each cell of agg_metrics drawn as its interval: a row per cohort · model · condition · prompt variant, its "
             "estimate and the two ends of its 95% case-clustered bootstrap interval (hover a row for the three); a row "
-            "whose two ends lie on one side of 0 is significant. Narrow the rows with the filters; one-case cells have "
-            "no interval and no row.",
+            "whose two ends lie on one side of 0 is significant, unless its label says (few cases): too few cases for its "
+            "interval to cover 95%. Narrow the rows with the filters; one-case cells have no interval and no row.",
             [("metric", ["delta_htr"]), ("visibility", ["paired"])]),
         "acc_by_format": _chart(
             "acc_by_format", "Acc by format, with its 95% interval", "agg_metrics_by_format",
@@ -309,7 +320,7 @@ def charts() -> dict[str, dict]:
             "visibility, with the case-clustered bootstrap interval of each cell.",
             [("metric", ["acc"])],
             ["cohort", "model", "condition_label", "format", "options_type", "prompt_variant", "visibility", "estimate_ci",
-             "n_questions", "estimate", "ci_low", "ci_high"], None,
+             "n_questions", "estimate", "ci_low", "ci_high", "caution"], None,
             order=["cohort", "model", "condition_label", "format"]),
         "delta_htr_by_relpos_band": _pivot(
             "delta_htr_by_relpos_band", "ΔHTR by RelPos band (summed parts; intervals: hindsight metrics)", "fct_metric_parts",

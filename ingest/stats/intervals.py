@@ -57,7 +57,21 @@ def percentile(replicate_estimates: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 def bca(estimate: np.ndarray, replicate_estimates: np.ndarray, sums: np.ndarray, counts: np.ndarray
         ) -> tuple[np.ndarray, np.ndarray]:
-    """BCa limits; acceleration from the jackknife over the cases that have a question in the cell."""
+    """BCa limits of a ratio of sums; acceleration from the jackknife over the cases that have a question
+    in the cell (leave case c out: (S - S_c) / (N - N_c))."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # a cell per row, summed along it: the same bits whichever cells share the matrix
+        cell_sums, cell_counts = np.array(sums.T, order="C"), np.array(counts.T, order="C")
+        total_s, total_n = cell_sums.sum(axis=1), cell_counts.sum(axis=1)
+        jackknife = (total_s[:, None] - cell_sums) / (total_n[:, None] - cell_counts)
+        jackknife = np.where((cell_counts > 0) & np.isfinite(jackknife), jackknife, np.nan)
+    return bca_from_jackknife(estimate, replicate_estimates, jackknife)
+
+
+def bias_and_acceleration(estimate: np.ndarray, replicate_estimates: np.ndarray, jackknife: np.ndarray
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """BCa's z0 (the share of replicates below the estimate) and acceleration (JACKKNIFE: cells x cases,
+    the leave-one-case-out estimates, NaN for a case not in the cell)."""
     finite = np.isfinite(replicate_estimates)
     # a replicate within TIE of the estimate is a tie: the same value summed in another order (another
     # engine, another BLAS) differs in its last bits, and discrete metrics tie often
@@ -66,15 +80,19 @@ def bca(estimate: np.ndarray, replicate_estimates: np.ndarray, sums: np.ndarray,
     with np.errstate(invalid="ignore", divide="ignore"):
         share = below / finite.sum(axis=0)
         z0 = ndtri(np.clip(share, 1e-6, 1 - 1e-6))
-        # a cell per row, summed along it: the same bits whichever cells share the matrix
-        cell_sums, cell_counts = np.array(sums.T, order="C"), np.array(counts.T, order="C")
-        total_s, total_n = cell_sums.sum(axis=1), cell_counts.sum(axis=1)
-        jackknife = (total_s[:, None] - cell_sums) / (total_n[:, None] - cell_counts)
-        jackknife = np.where((cell_counts > 0) & np.isfinite(jackknife), jackknife, np.nan)
         deviation = np.nanmean(jackknife, axis=1)[:, None] - jackknife
         cubes, squares = np.nansum(deviation ** 3, axis=1), np.nansum(deviation ** 2, axis=1)
         acceleration = np.where(squares > 0, cubes / (6 * squares ** 1.5), 0.0)
-        levels = []
+    return z0, acceleration
+
+
+def bca_from_jackknife(estimate: np.ndarray, replicate_estimates: np.ndarray, jackknife: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """BCa limits from the replicates and the leave-one-case-out estimates (any statistic: a ratio, or
+    the difference of two, ingest/stats/differences.py)."""
+    z0, acceleration = bias_and_acceleration(estimate, replicate_estimates, jackknife)
+    levels = []
+    with np.errstate(invalid="ignore", divide="ignore"):
         for z in (ndtri(ALPHA), ndtri(1 - ALPHA)):
             adjusted = ndtr(z0 + (z0 + z) / (1 - acceleration * (z0 + z)))
             levels.append(np.where(np.isfinite(adjusted), adjusted, ndtr(z)))

@@ -77,7 +77,9 @@ from {{ ref('agg_metrics') }} as metrics
 inner join point_estimates using (cohort, model, condition, prompt_variant, metric, visibility)
 left join recomputed using (cohort, model, condition, prompt_variant, metric, visibility)
 where abs(metrics.estimate - point_estimates.estimate) > 1e-9
-   or (metrics.ci_method = 'percentile' and (
+   -- a one-case cell has no interval (the draws' would be the one case's value, of zero width)
+   or (metrics.n_cases < 2 and (metrics.ci_low is not null or metrics.ci_high is not null))
+   or (metrics.ci_method = 'percentile' and metrics.n_cases >= 2 and (
        recomputed.ci_low is null
        or abs(metrics.ci_low - recomputed.ci_low) > 1e-9
        or abs(metrics.ci_high - recomputed.ci_high) > 1e-9))

@@ -259,6 +259,8 @@ def demo_warehouse(tmp_path_factory):
 # on the real data)
 METRICS = ["acc", "htr", "delta_acc", "delta_htr", "air", "hbr"]
 STATS = ["estimate", "ci_low", "ci_high", "se_clustered", "n_questions", "n_cases", "n_valid"]
+# how far to trust each interval: the marts and the slices flag the same cells in the same words
+FLAGS = ["few_cases", "caution"]
 # the marts' cuts: (mart, its slice columns, the same dimensions by their semantic names)
 CUTS = [("agg_metrics", [], []),
         ("agg_metrics_by_format", ["format", "options_type"], ["question__format", "question__options_type"]),
@@ -268,8 +270,9 @@ SEMANTIC_CELL = ["case__cohort", "model", "condition", "answer__prompt_variant",
 
 
 def assert_slice_equals_mart(sliced: pd.DataFrame, mart: pd.DataFrame, columns: list[str], semantic: list[str]) -> int:
-    """Every cell of MART in SLICED with the same statistics (1e-12); the interval where the slice has
-    one (a 1-case cell has a stated reason instead). Returns the cells compared."""
+    """Every cell of MART in SLICED with the same statistics (1e-12), none of a 1-case cell's interval
+    or SE in either (the slice states why), and the same few-cases flags and cautions where MART has
+    them. Returns the cells compared."""
     renamed = sliced.rename(columns=dict(zip(semantic, columns)))
     # cells whose questions have no value of the metric: the marts leave them out, the slice states why
     empty = renamed["n_questions"] == 0
@@ -280,11 +283,14 @@ def assert_slice_equals_mart(sliced: pd.DataFrame, mart: pd.DataFrame, columns: 
     assert (merged["_merge"] == "both").all(), merged.loc[merged["_merge"] != "both", keys + ["_merge"]].head(10)
     for stat in STATS:
         expected, got = merged[f"{stat}_mart"].to_numpy(dtype=float), merged[stat].to_numpy(dtype=float)
-        interval = stat in ("ci_low", "ci_high", "se_clustered")        # none from one case (the marts say 0 for the SE)
-        compare = merged["n_cases"].to_numpy() >= 2 if interval else np.ones(len(merged), dtype=bool)
-        assert np.allclose(got[compare], expected[compare], atol=1e-12, rtol=0, equal_nan=True), stat
+        assert np.allclose(got, expected, atol=1e-12, rtol=0, equal_nan=True), stat
+    for flag in FLAGS:
+        if f"{flag}_mart" in merged:
+            differ = merged[flag].fillna("-").astype(str) != merged[f"{flag}_mart"].fillna("-").astype(str)
+            assert not differ.any(), merged.loc[differ, keys + [flag, f"{flag}_mart"]].head(5)
     single = merged[merged["n_cases"] == 1]
     assert single["ci_low"].isna().all() and single["se_clustered"].isna().all() and single["reason"].str.startswith("1 case").all()
+    assert single["few_cases"].all() and single["caution"].str.startswith("1 case").all()
     return len(merged)
 
 

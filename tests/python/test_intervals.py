@@ -75,7 +75,8 @@ def test_ci_method_reaches_every_metric_mart(demo_warehouse, tmp_path):
     db = tmp_path / "w.duckdb"
     shutil.copy(demo_warehouse[0], db)
     marts = ("agg_metrics", "agg_metrics_by_format", "agg_metrics_by_eval_target")
-    before = {mart: query(db, f"select * exclude (ci_low, ci_high, ci_method, significant) from {mart} order by all") for mart in marts}
+    method_bound = "ci_low, ci_high, ci_method, significant, few_cases, caution"        # the flags follow the method's coverage
+    before = {mart: query(db, f"select * exclude ({method_bound}) from {mart} order by all") for mart in marts}
     assert all(scalar(db, f"select string_agg(distinct ci_method) from {mart}") == "percentile" for mart in marts)
     percentile = dict(((r[0], r[1], r[2], r[3], r[4], r[5]), (r[6], r[7])) for r in query(
         db, "select cohort, model, condition, prompt_variant, metric, visibility, ci_low, ci_high from agg_metrics"))
@@ -85,7 +86,9 @@ def test_ci_method_reaches_every_metric_mart(demo_warehouse, tmp_path):
         assert scalar(db, f"select string_agg(distinct ci_method) from {mart}") == "studentized"
         assert scalar(db, f"select count(*) from {mart} where significant <> coalesce(ci_low > 0 or ci_high < 0, false)") == 0
         # the estimates, SEs and counts do not depend on the interval method
-        assert query(db, f"select * exclude (ci_low, ci_high, ci_method, significant) from {mart} order by all") == before[mart]
+        assert query(db, f"select * exclude ({method_bound}) from {mart} order by all") == before[mart]
+        # flagged by studentized's own threshold (16 cases: the demo's cells of 2-8 are all below it)
+        assert scalar(db, f"select count(*) from {mart} where not few_cases or caution not like '%a studentized interval%'") == 0
     changed = [key for key, low, high in ((tuple(r[:6]), r[6], r[7]) for r in query(
         db, "select cohort, model, condition, prompt_variant, metric, visibility, ci_low, ci_high from agg_metrics "
             "where ci_low is not null")) if (low, high) != pytest.approx(percentile[key])]

@@ -20,6 +20,7 @@ import pytest
 from conftest import (
     CELL,
     CUTS,
+    FLAGS,
     METRICS,
     SEMANTIC_CELL,
     STATS,
@@ -330,7 +331,7 @@ def test_planted_hindsight_rate_is_recovered(unseen):
 def test_any_slice_gives_the_marts_numbers_for_their_cuts(unseen, mart, columns, semantic):
     db, _ = unseen
     with closing(open_marts(db)) as con:
-        expected = con.sql(f"select metric, {', '.join(CELL + columns)}, {', '.join(STATS)} from {mart}").df()
+        expected = con.sql(f"select metric, {', '.join(CELL + columns)}, {', '.join(STATS + FLAGS)} from {mart}").df()
         sliced = slice_metrics(METRICS, SEMANTIC_CELL + semantic, con=con)
         assert assert_slice_equals_mart(sliced, expected, CELL + columns, SEMANTIC_CELL + semantic) == len(expected) > 40
     if mart == "agg_metrics":       # MetricFlow's answer for the same cut (it reads the warehouse)

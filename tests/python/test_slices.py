@@ -22,6 +22,7 @@ import pytest
 from conftest import (
     CELL,
     CUTS,
+    FLAGS,
     METRICS,
     PROJECT,
     SEMANTIC_CELL,
@@ -46,7 +47,7 @@ def demo(demo_warehouse):
 @pytest.mark.parametrize("mart, columns, semantic", CUTS)
 def test_the_marts_cuts_give_the_marts_numbers(demo, mart, columns, semantic):
     with closing(open_marts(demo)) as con:
-        expected = con.sql(f"select metric, {', '.join(CELL + columns)}, {', '.join(STATS)} from {mart}").df()
+        expected = con.sql(f"select metric, {', '.join(CELL + columns)}, {', '.join(STATS + FLAGS)} from {mart}").df()
         sliced = slice_metrics(METRICS, SEMANTIC_CELL + semantic, con=con)
     # the marts' options_type is NULL where a question has none, as the dimension is
     assert assert_slice_equals_mart(sliced, expected, CELL + columns, SEMANTIC_CELL + semantic) == len(expected) > 50
@@ -235,14 +236,25 @@ def test_the_documented_notebook_recipes_run_as_written(demo):
 
 def test_the_documented_slice_and_sql_commands_run_as_written(demo, tmp_path):
     """docs/slicing.md's slices and docs/analyst-access.md's SQL and export, as written."""
-    blocks = documented("docs/slicing.md", "slice-commands", "sh") + documented("docs/analyst-access.md", "slice-commands", "sh")
+    blocks = (documented("docs/slicing.md", "slice-commands", "sh") + documented("docs/analyst-access.md", "slice-commands", "sh")
+              + documented("docs/slicing.md", "compare-commands", "sh"))
     commands = [line.split("  #")[0].strip() for block in blocks for line in block.splitlines() if line.startswith("hindsight ")]
-    assert len(commands) == 8
+    assert len(commands) == 10
+    printed = {}
     for command in commands:
         program, *args = shlex.split(command)          # the environment's own hindsight, as if activated
         done = subprocess.run([str(Path(sys.executable).with_name(program)), *args], cwd=tmp_path, env=cli_env(demo),
                               capture_output=True, text=True)
         assert done.returncode == 0 and done.stdout.strip(), f"{command}: {done.stderr[-2000:]}"
+        printed[command] = done
+    # the comparison the docs show, as they show it: its first row, the family, the models left out
+    shown = documented("docs/slicing.md", "compare-output", "")[0].splitlines()
+    compared = printed[commands[8]].stdout.splitlines()
+    for doc, real in ((shown[0], compared[0]), (shown[1], compared[1])):       # the columns shown, in order
+        words = iter(real.split())
+        assert all(word in words for word in doc.split()), (doc, real)
+    assert shown[-1] == compared[-1]
+    assert printed[commands[9]].stderr.startswith("left out of acc: model=")
     assert len(pd.read_csv(tmp_path / "air.csv")) > 10 and len(pd.read_csv(tmp_path / "audit.csv")) > 3
     assert (tmp_path / "export" / "manifest.json").is_file()
 
@@ -261,6 +273,13 @@ def test_comparing_the_prompt_variants_equals_a_replicate_loop_over_the_stored_d
     values = {}
     for model, cohort, case_id, question_id, condition, variant, value in rows:
         values.setdefault(model, {}).setdefault(variant, {})[(question_id, condition)] = ((cohort, case_id), value)
+    # the models without warning rows are rows of their own that say so, not dropped silently
+    gone = compared[compared["n_questions"] == 0]
+    without = sorted(m for m in values if "warning" not in values[m])
+    assert without and sorted(set(gone["model"])) == without
+    assert (gone["reason"] == "prompt_variant warning has no row here: left out of the comparison").all()
+    assert gone["difference"].isna().all() and not gone["significant_unadjusted"].any()
+    whole, compared = compared, compared[compared["n_questions"] > 0]
     assert len(compared) >= 5
     for row in compared.itertuples():
         standard, warning = values[row.model]["standard"], values[row.model]["warning"]
@@ -278,5 +297,104 @@ def test_comparing_the_prompt_variants_equals_a_replicate_loop_over_the_stored_d
         assert (row.ci_low, row.ci_high) == pytest.approx(tuple(np.percentile(differences, [2.5, 97.5])), abs=1e-12)
     printed = json.loads(hindsight(demo, "metrics", "--metric", "delta_htr", "--by", "model,condition", "--compare",
                                    "prompt_variant=standard,warning", "--format", "json").stdout)
-    assert [r["ci_low"] for r in printed] == [None if pd.isna(v) else v for v in compared["ci_low"]]
+    assert [r["ci_low"] for r in printed] == [None if pd.isna(v) else v for v in whole["ci_low"]]
     assert hindsight(demo, "metrics", "--metric", "acc", "--compare", "cohort=a,b", expect=2).stderr.count("\n") == 1
+
+
+A, B = "sim:hindsight@0.6", "sim:prospective"
+
+
+def test_a_comparison_flags_adjusts_and_says_what_it_left_out_by_hand(demo):
+    """--compare on the demo against hand computations: the rows and cases each arm lost (B's rows of one
+    case left out by --where), the stratified SE from the per-case sums, Holm and Benjamini-Hochberg per
+    family, and the few-cases flag from dim_interval_trust."""
+    where = f"model <> '{B}' or case_id <> 'demo-sepsis-01'"
+    with closing(open_marts(demo)) as con:
+        holm = slice_metrics(["delta_htr", "acc"], ["condition"], where, con=con, compare=f"model={A},{B}")
+        bh = slice_metrics(["delta_htr", "acc"], ["condition"], where, con=con, compare=f"model={A},{B}", adjust="bh")
+        parts = con.sql(f"""select model, cohort, case_id, question_id, condition, visibility, delta_htr_sum, delta_htr_n,
+                                   acc_sum, acc_n from fct_metric_parts where model in ('{A}', '{B}')""").df()
+        trusted = con.sql("select * from dim_interval_trust where ci_method = 'percentile' and kind = 'difference'").df()
+    assert len(holm) > 10 and (holm["ci_method"] == "percentile").all()
+    sizes = parts.groupby("cohort")["case_id"].nunique().to_dict()
+    for row in holm.itertuples():
+        metric = "delta_htr" if row.metric == "delta_htr" else "acc"
+        mine = parts[(parts["condition"] == row.condition) & (parts["visibility"] == row.answer__visibility)
+                     & (parts[f"{metric}_n"] > 0)]
+        a, b = mine[mine["model"] == A], mine[(mine["model"] == B) & (mine["case_id"] != "demo-sepsis-01")]
+        keys = ["question_id", "condition", "visibility"]
+        shared = a.merge(b, on=keys, suffixes=("_a", "_b"))
+        assert row.rows_lost_a == len(a) - len(shared) == len(a[a["case_id"] == "demo-sepsis-01"]) > 0
+        assert row.cases_lost_a == 1 and row.rows_lost_b == row.cases_lost_b == 0
+        assert row.n_questions == len(shared) and row.n_cases == shared["case_id_a"].nunique() == 7
+        # the stratified linearised SE, case by case
+        total_a, total_b = shared[f"{metric}_n_a"].sum(), shared[f"{metric}_n_b"].sum()
+        est_a, est_b = shared[f"{metric}_sum_a"].sum() / total_a, shared[f"{metric}_sum_b"].sum() / total_b
+        assert row.estimate_a == pytest.approx(est_a, abs=1e-12) and row.difference == pytest.approx(est_a - est_b, abs=1e-12)
+        variance = 0.0
+        for cohort, n in sizes.items():
+            u = []
+            for case in sorted(parts.loc[parts["cohort"] == cohort, "case_id"].unique()):
+                here = shared[shared["case_id_a"] == case]
+                u.append((here[f"{metric}_sum_a"].sum() - here[f"{metric}_n_a"].sum() * est_a) / total_a
+                         - (here[f"{metric}_sum_b"].sum() - here[f"{metric}_n_b"].sum() * est_b) / total_b)
+            mean = sum(u) / n
+            variance += n / (n - 1) * sum((v - mean) ** 2 for v in u)
+        assert row.se_clustered == pytest.approx(variance ** 0.5, rel=1e-9)
+        # too few cases for a percentile interval of a difference: the band of 7 cases, in words
+        band = trusted[(trusted["from_cases"] <= 7) & (trusted["below_cases"] > 7)].iloc[0]
+        assert row.few_cases and row.caution == (
+            f"few cases (7): a percentile interval over {band.from_cases}-{band.below_cases - 1} cases covered "
+            f"{round(band.mean_coverage * 100)}%, not 95%, in the coverage bench (it holds from {band.min_cases})")
+    for frame, method in ((holm, "holm"), (bh, "bh")):
+        assert (frame["adjustment"] == method).all()
+        for metric, family in frame.groupby("metric"):
+            p = family["p_unadjusted"].to_numpy()
+            order, m = np.argsort(p, kind="stable"), len(p)
+            if method == "holm":
+                running, expected = 0.0, np.empty(m)
+                for rank, i in enumerate(order):
+                    running = max(running, min(1.0, (m - rank) * p[i]))
+                    expected[i] = running
+            else:
+                running, expected = 1.0, np.empty(m)
+                for rank in range(m - 1, -1, -1):
+                    running = min(running, m / (rank + 1) * p[order[rank]])
+                    expected[order[rank]] = running
+            assert family["p_adjusted"].to_numpy() == pytest.approx(expected, abs=1e-15)
+            assert (family["significant_adjusted"] == family["significant_unadjusted"] & (family["p_adjusted"] < 0.05)).all()
+            assert family["family"].nunique() == 1
+            assert family["family"].iloc[0] == f"{metric}, model {A} - {B}: {m} cells by condition, prompt_variant, visibility"
+    # the unadjusted p is the interval inverted: significant where p < 0.05
+    assert ((holm["p_unadjusted"] < 0.05) == holm["significant_unadjusted"]).all()
+    assert (holm["p_adjusted"] >= holm["p_unadjusted"]).all() and (bh["p_adjusted"] <= holm["p_adjusted"] + 1e-15).all()
+
+
+def test_a_comparison_honours_the_builds_interval_method(demo):
+    """A build made with ci_method=studentized (its dim_build says so) compares by studentized intervals."""
+    with closing(open_marts(demo)) as con:
+        percentile = slice_metrics(["delta_htr"], ["condition"], con=con, compare=f"model={A},{B}")
+        built = con.sql("select * from dim_build").df()
+        for method in ("studentized", "bca"):
+            # dim_build as a build made with that method writes it, in this connection only
+            con.register("built", built.assign(ci_method=method))
+            con.execute("create or replace temp view dim_build as select * from built")
+            other = slice_metrics(["delta_htr"], ["condition"], con=con, compare=f"model={A},{B}")
+            assert (other["ci_method"] == method).all()
+            assert other["difference"].tolist() == percentile["difference"].tolist()
+            assert other["se_clustered"].tolist() == percentile["se_clustered"].tolist()
+            assert not np.allclose(other["ci_low"], percentile["ci_low"])
+            assert ((other["p_unadjusted"] < 0.05) == other["significant_unadjusted"]).all()
+            trusted = con.sql(f"select min_cases from dim_interval_trust where ci_method = '{method}' and kind = 'difference'").fetchall()
+            assert (other["few_cases"] == (other["n_cases"] < trusted[0][0])).all()
+
+
+@pytest.mark.parametrize("compare, by, message", [
+    (f"model={A},nonexistent", "condition", "unknown model 'nonexistent'. Fix: compare two of the 4 there are: "),
+    (f"model={A},{B},sim:noise@0.2", "condition", "names 3 values"),
+    (f"modle={A},{B}", "condition", "--compare: unknown dimension 'modle'"),
+    (f"model={A},{B}", "model,condition", "--compare: model is compared and also named in --by"),
+])
+def test_a_misread_comparison_ends_in_one_line(demo, compare, by, message):
+    done = hindsight(demo, "metrics", "--metric", "acc", "--by", by, "--compare", compare, expect=2)
+    assert message in done.stderr and done.stderr.count("\n") == 1, done.stderr
