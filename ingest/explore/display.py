@@ -46,3 +46,8 @@ def significance(significant, few_cases, caution=None) -> Markup:
     if word == "yes (few cases)":
         return Markup('yes <span class="flag" title="{}">few cases</span>').format(caution or "too few cases")
     return Markup(word)
+
+
+def note(*texts) -> str:
+    """The first of TEXTS that says something (a reason, then a caution): never 'nan' or 'None'."""
+    return next((t for t in texts if isinstance(t, str) and t), "")

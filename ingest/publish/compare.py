@@ -175,14 +175,14 @@ def _reasons(out: pd.DataFrame, a: str, b: str, dimension: Dimension, one_arm: n
 
 def left_out(frame: pd.DataFrame) -> list[str]:
     """One line per metric and reason of the cells a comparison could not make (one arm has no row
-    there), naming the cells by the dimensions that tell them apart, for the CLI's stderr."""
+    there): the values of each dimension among them, for the CLI's stderr and the explorer."""
     if frame.empty or "reason" not in frame:
         return []
     gone = frame[frame["n_questions"].eq(0) & frame["reason"].notna()]
     names = list(frame.columns[1:frame.columns.get_loc("a")])
-    telling = [n for n in names if n not in ("answer__prompt_variant", "answer__visibility")] or names
     lines = []
     for (metric, reason), cells in gone.groupby(["metric", "reason"], sort=False):
-        listed = ", ".join(dict.fromkeys(" ".join(f"{n}={row[n]}" for n in telling) for _, row in cells.iterrows()))
-        lines.append(f"left out of {metric}: {listed}: {reason.split(': ')[0]}")
+        values = "; ".join(f"{name.removeprefix('answer__')}=" + ", ".join(str(v) for v in dict.fromkeys(cells[name]))
+                           for name in names)
+        lines.append(f"left out of {metric} ({reason.split(': ')[0]}): {values}")
     return lines

@@ -68,7 +68,7 @@ def test_the_metrics_page_shows_hindsight_metrics_cells_each_linked_to_its_evide
     with closing(open_marts(demo)) as con:
         expected = slice_metrics(["delta_htr", "acc"], ["model", "relpos_band"], "cohort = 'sepsis'", con=con)
         build, = con.execute("select dbt_invocation_id from dim_build").fetchone()
-    rows = re.findall(r'<tr data-metric="([^"]*)" data-estimate="([^"]*)" data-n-questions="([^"]*)">', text)
+    rows = re.findall(r'<tr data-metric="([^"]*)" data-estimate="([^"]*)" data-n-questions="([^"]*)"[^>]*>', text)
     assert len(rows) == len(expected) > 20
     for (metric, estimate, n_questions), cell in zip(rows, expected.itertuples()):
         assert metric == cell.metric and int(n_questions) == cell.n_questions
@@ -254,7 +254,9 @@ def test_a_comparison_names_a_and_b_and_draws_the_differences(app):
     plain = html.unescape(text)
     assert status == 200 and "A = sim:hindsight@0.3, B = sim:hindsight@0.6" in plain
     assert "sim:hindsight@0.3 − sim:hindsight@0.6 [95% CI]" in plain and "excludes 0" in plain
-    assert text.count("data-cell-plot") == text.count("<tr data-metric=") > 3
+    # a cell only one model has (sim:hindsight@0.6 has no warning rows) is a row that says so, with nothing to draw
+    assert text.count("data-cell-plot") == text.count("<tr data-metric=") - text.count('data-difference="nan"') > 3
+    assert plain.count("prompt_variant") and plain.count("model sim:hindsight@0.6 has no row here: left out of the comparison") > 0
 
 
 @pytest.mark.parametrize("path, params, status, reason", [
@@ -483,14 +485,52 @@ def test_a_comparison_is_hindsight_metrics_compare_and_leads_to_the_questions_wh
     rows = re.findall(r'data-difference="([^"]*)" data-ci-low="([^"]*)" data-ci-high="([^"]*)"', text)
     assert len(rows) == len(expected) > 3
     for (difference, low, high), cell in zip(rows, expected.itertuples()):
-        assert float(difference) == pytest.approx(cell.difference, abs=1e-12)
-        assert float(low) == pytest.approx(cell.ci_low, abs=1e-12) and float(high) == pytest.approx(cell.ci_high, abs=1e-12)
+        assert float(difference) == pytest.approx(cell.difference, abs=1e-12, nan_ok=True)
+        assert float(low) == pytest.approx(cell.ci_low, abs=1e-12, nan_ok=True)
+        assert float(high) == pytest.approx(cell.ci_high, abs=1e-12, nan_ok=True)
     link = html.unescape(re.search(r'href="(/compare/questions\?[^"]*)" data-questions', text).group(1))
     status, _, listed = get_url(app, link)
     differences = [abs(float(v)) for v in re.findall(r'<tr data-question="[^"]*" data-difference="([^"]*)"', listed)]
     assert status == 200 and len(differences) == expected.iloc[0].n_questions
     assert differences == sorted(differences, reverse=True) and differences[0] > 0
     assert get(app, "/compare", metric="acc", compare="cohort=a,b")[0] == 400
+
+
+def test_a_comparison_shows_its_method_its_family_its_flags_and_what_it_left_out(app, demo):
+    """The page says the build's interval method and the family the adjustment ran over; a 'yes' over too few
+    cases never stands bare; the adjusted significance and p are --compare --adjust's; the models without
+    warning rows are named."""
+    compare = "prompt_variant=standard,warning"
+    status, _, text = get(app, "/compare", metric="acc", by="model", compare=compare, adjust="bh")
+    plain = html.unescape(text)
+    with closing(open_marts(demo)) as con:
+        expected = slice_metrics(["acc"], ["model"], con=con, compare=compare, adjust="bh")
+    assert status == 200 and "interval by the build's method (<strong>percentile</strong>)" in plain
+    assert "Significant, Benjamini-Hochberg-adjusted" in plain and expected["family"].iloc[0] in plain
+    rows = re.findall(r'<tr data-metric=.*?data-few-cases="(\w+)" data-significant-adjusted="(\w+)">(.*?)</tr>', text, re.S)
+    assert len(rows) == len(expected) > 3
+    for (few, adjusted, cells), cell in zip(rows, expected.itertuples()):
+        assert (few == "true") == cell.few_cases and (adjusted == "true") == cell.significant_adjusted
+        words = re.findall(r"<td>(yes|no)( <span class=\"flag\")?", cells)
+        assert [w for w, _ in words] == ["yes" if cell.significant_unadjusted else "no", "yes" if cell.significant_adjusted else "no"]
+        assert all(bool(flag) == (word == "yes" and cell.few_cases) for word, flag in words)
+    left_out = re.search(r'<p class="caveat" role="note">(.*?)</p>', plain, re.S).group(1)
+    assert left_out == ("left out of acc (prompt_variant warning has no row here): model=sim:hindsight@0.6, sim:noise@0.2, "
+                        "sim:prospective; visibility=full, masked")
+    assert get(app, "/compare", metric="acc", compare=compare, adjust="bonferroni")[0] == 400
+    assert get(app, "/compare", metric="acc", by="model", compare="model=sim:prospective,sim:noise@0.2")[0] == 400
+
+
+def test_every_yes_over_too_few_cases_is_flagged_on_the_metrics_page(app, demo):
+    status, _, text = get(app, "/", metric="delta_htr", by="model")
+    with closing(open_marts(demo)) as con:
+        expected = slice_metrics(["delta_htr"], ["model"], con=con)
+    flagged = re.findall(r'data-few-cases="true">.*?<td>yes <span class="flag" title="([^"]*)">few cases</span></td>', text, re.S)
+    significant_few = expected[expected["significant"] & expected["few_cases"]]
+    assert status == 200 and len(flagged) == len(significant_few) > 0
+    assert [html.unescape(t) for t in flagged] == list(significant_few["caution"])
+    assert "<td>yes</td>" not in text                         # every cell of the demo has too few cases
+    assert text.count('class="cell flagged"') == len(expected[expected["few_cases"] & expected["ci_low"].notna()])
 
 
 def test_each_cases_influence_is_the_cell_without_it_and_a_case_lists_its_questions(app, demo):

@@ -254,7 +254,8 @@ def test_the_documented_slice_and_sql_commands_run_as_written(demo, tmp_path):
         words = iter(real.split())
         assert all(word in words for word in doc.split()), (doc, real)
     assert shown[-1] == compared[-1]
-    assert printed[commands[9]].stderr.startswith("left out of acc: model=")
+    assert printed[commands[9]].stderr == ("left out of acc (prompt_variant warning has no row here): model=sim:hindsight@0.6, "
+                                           "sim:noise@0.2, sim:prospective; visibility=full, masked\n")
     assert len(pd.read_csv(tmp_path / "air.csv")) > 10 and len(pd.read_csv(tmp_path / "audit.csv")) > 3
     assert (tmp_path / "export" / "manifest.json").is_file()
 
