@@ -107,7 +107,8 @@ class Explorer:
         self.templates = Environment(loader=PackageLoader("ingest.explore", "templates"),
                                      autoescape=select_autoescape(default=True, default_for_string=True),
                                      trim_blocks=True, lstrip_blocks=True)
-        self.templates.globals.update(link=link, url_value=evidence.url_value, interval=display.interval, significance=display.significance, note=display.note,
+        self.templates.globals.update(link=link, url_value=evidence.url_value, interval=display.interval,
+                                      significance=display.significance, note=display.note,
                                       blank=display.blank, labels=self.labels, undefined=display.undefined,
                                       layer=self.layer)
         self.templates.filters.update(est=display.est, label_of=lambda name: self.labels.get(name, name))

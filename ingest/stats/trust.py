@@ -50,7 +50,7 @@ def derive(coverage: pd.DataFrame, level: float) -> pd.DataFrame:
 
 
 def seed_table() -> pd.DataFrame:
-    """The rule over the seed, as a snapshot without dim_interval_trust (built by 1.1.0) is read."""
+    """The rule over the seed, as a snapshot without dim_interval_trust (built before 2.0.0) is read."""
     return derive(pd.read_csv(SEED), float(protocol_var("interval_min_coverage")))
 
 

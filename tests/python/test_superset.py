@@ -30,6 +30,7 @@ from ingest.publish.numbers import fixed
 from ingest.publish.slices import slice_metrics
 from ingest.publish.superset import DATABASE, FILTERS, ROOT, SLUG
 from ingest.serve.snapshots import open_marts
+from ingest.stats.trust import significance_word
 
 MARKER = "<!-- superset-recipe: run by tests/python/test_superset.py -->"
 URL = "http://localhost:8088"
@@ -126,14 +127,20 @@ def check_charts(rows_by_title: dict[str, list[dict]], db: Path) -> int:
         assert all(same(row[k], getattr(cell, k)) for k in ("estimate", "ci_low", "ci_high", "n_cases", "n_questions")), (row, cell)
         shown = (f"{fixed(cell.estimate)} [{fixed(cell.ci_low)}, {fixed(cell.ci_high)}]" if not math.isnan(cell.ci_low)
                  else f"{fixed(cell.estimate)} (no interval: 1 case)")
-        assert row["estimate_ci"] == shown and " · " in row["condition_label"]
+        assert row["estimate_ci"] == shown + (" (few cases)" if cell.few_cases and not math.isnan(cell.ci_low) else "")
+        assert " · " in row["condition_label"]
+        # never a bare "yes" over too few cases: the flag beside the word, and the caution the slice gives
+        assert row["significant_flagged"] == significance_word(cell.significant, cell.few_cases), (row, cell)
+        assert row["caution"] == (cell.caution if isinstance(cell.caution, str) else None)
 
     # the interval plot: a row per cell with an interval, its three series named as the tooltip says them
     plotted = titles["ΔHTR with its 95% interval"]
     assert len(plotted) == int((interval["n_cases"] >= 2).sum()) > 20
     for row in plotted:
         assert set(row) == {"cell", "estimate", "95% low", "95% high"}, row
-        cell = expected[tuple(row["cell"].split(" · "))]
+        label = row["cell"].removesuffix(" (few cases)")
+        cell = expected[tuple(label.split(" · "))]
+        assert (label != row["cell"]) == cell.few_cases, row
         assert (row["95% low"], row["estimate"], row["95% high"]) == pytest.approx(
             (cell.ci_low, cell.estimate, cell.ci_high), abs=1e-12), (row, cell)
 
