@@ -101,3 +101,15 @@ def test_y_ticks_are_round_values_inside_the_range(bottom, top, expected):
     ticks, decimals = figures.nice_ticks(bottom, top)
     assert [figures.tick_label(t, decimals) for t in ticks] == expected
     assert all(bottom <= t <= top for t in ticks)
+
+
+def test_a_significant_cell_over_too_few_cases_is_marked_with_its_flag_never_the_bare_dagger():
+    """agg_metrics.few_cases: ‡ where † would stand, and the note says what each means."""
+    cells = pd.DataFrame([
+        {**cell("air", "paired", "2.1", 0.85, 0.7, 0.98, True), "few_cases": True},
+        {**cell("hbr", "paired", "2.2", 0.06, 0.01, 0.12, True), "few_cases": False},
+        {**cell("delta_htr", "paired", "2.1", 0.01, -0.02, 0.04, False), "few_cases": True},
+    ])
+    figure = figures.paired_metrics(cells, ["c"], "t", [("paired", {"visibility": "paired"})])
+    assert [p.marks for p in figure.panels] == [[], [], ["‡"], ["†"]]
+    assert "‡ it does, but over too few cases" in figure.svg()

@@ -53,21 +53,24 @@ def test_the_report_tables_agree_with_agg_metrics(demo_warehouse):
     db, _, index = demo_warehouse
     parser = Tables()
     parser.feed(index.read_text())
-    rows = query(db, """select cohort, model, condition, metric, visibility, estimate, ci_low, ci_high, significant
+    rows = query(db, """select cohort, model, condition, metric, visibility, estimate, ci_low, ci_high, significant, few_cases
                         from agg_metrics where prompt_variant = 'standard'""")
     labels = {("acc", "full"): "Acc full", ("acc", "masked"): "Acc masked", ("htr", "full"): "HTR full",
               ("htr", "masked"): "HTR masked", ("delta_acc", "paired"): "ΔAcc", ("delta_htr", "paired"): "ΔHTR",
               ("air", "paired"): "AIR", ("hbr", "paired"): "HBR"}
     checked = 0
-    for cohort, model, condition, metric, visibility, estimate, low, high, significant in rows:
+    for cohort, model, condition, metric, visibility, estimate, low, high, significant, few_cases in rows:
         table = parser.tables[f"{model} — {cohort}: numbers"]
         header = table[0]
         line = next(r for r in table[1:] if r[0].rstrip("*") == condition)
         cell = line[header.index(labels[(metric, visibility)])]
-        expected = f"{estimate:.3f} [{low:.3f}, {high:.3f}]" + ("†" if significant and visibility == "paired" else "")
+        # ‡, never the bare †, where the CI excludes 0 over too few cases (every demo cell: 4 cases a cohort)
+        mark = ("‡" if few_cases else "†") if significant and visibility == "paired" else ""
+        expected = f"{estimate:.3f} [{low:.3f}, {high:.3f}]" + mark
         assert cell == expected, (cohort, model, condition, metric, visibility)
         checked += 1
     assert checked == len(rows) > 300
+    assert "‡ marks" in index.read_text() and any(r[8] and r[9] and r[4] == "paired" for r in rows)
 
 
 def test_the_missing_pairs_check_counts_each_missing_side(demo_warehouse, tmp_path):
