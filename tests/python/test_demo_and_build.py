@@ -16,7 +16,7 @@ from ingest.publish.marts import public_marts
 pytestmark = pytest.mark.slow
 
 # the dimensions that describe the project itself (seeds, the build) have rows in an empty warehouse
-SELF_DESCRIBING = {"dim_build", "dim_conditions", "dim_metrics"}
+SELF_DESCRIBING = {"dim_build", "dim_conditions", "dim_metrics", "dim_interval_trust"}
 
 
 def test_demo_builds_every_mart_in_the_default_schema_and_summarises(demo_warehouse):
