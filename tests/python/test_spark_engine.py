@@ -248,12 +248,12 @@ def test_spark_builds_both_protocols_equal_to_duckdb_through_a_killed_build_an_a
         assert differences(db, served) == {}
         assert len(spark["agg_metrics"]) > 100 and spark["agg_validation"]["ci_low"].notna().any()
         assert set(spark["agg_metrics"]["ci_method"]) == {"percentile"}
-        # the few-cases flags, and one-case cells without an interval or SE, on Spark as on DuckDB (compared above)
+        # the few-cases flags on Spark as on DuckDB (compared above); these data have no one-case cell, so the
+        # macro's unit test, which ran on Spark above, holds that one has no interval or SE there either
         metric_marts = [spark[m] for m in ("agg_metrics", "agg_metrics_by_format", "agg_metrics_by_eval_target")]
-        one_case = pd.concat([m[m["n_cases"] == 1] for m in metric_marts])
-        assert len(one_case) > 0 and one_case[["ci_low", "ci_high", "se_clustered", "mde_80"]].isna().all().all()
-        assert one_case["few_cases"].all() and not one_case["significant"].any()
-        assert all(((m["few_cases"]) == m["caution"].notna()).all() and (~m["few_cases"]).any() for m in metric_marts)
+        assert all((m["few_cases"] == m["caution"].notna()).all() and m["few_cases"].any() for m in metric_marts)
+        assert any(r["unique_id"].endswith("intervals_over_few_cases_are_flagged_and_one_case_has_none") and r["status"] == "pass"
+                   for r in ran)
         # the TTS classifier's regexes ran on Spark over the shared files, quarantined records included
         assert set(spark["agg_tts_quality"]["cohort"]) >= {"sepsis10", "sepsis40", "sepsis100"}
         # HindsightBench's parsers and estimators ran on the executors: the published rows beside the
