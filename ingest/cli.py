@@ -471,7 +471,8 @@ def _names(value: str | None) -> list[str]:
               help="Stop a slice that runs longer than this many seconds (0: no limit).")
 @click.option("--compare", metavar="DIMENSION=A,B",
               help="Each cell as the difference A - B of two models, conditions, prompt variants or visibilities, on the "
-                   "questions both answered, with its case-clustered interval, e.g. --compare model=sim:a,sim:b.")
+                   "questions both answered, with its case-clustered interval by the build's ci_method, its significance "
+                   "alone and adjusted across the cells (--adjust), and the rows each arm lost, e.g. --compare model=sim:a,sim:b.")
 @click.option("--adjust", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
               help="With --compare: how significance is adjusted across the cells of each metric's comparison "
                    "(holm: family-wise error; bh: Benjamini-Hochberg false discovery rate). The unadjusted one is kept beside it.")
