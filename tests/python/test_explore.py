@@ -98,6 +98,9 @@ def test_a_cells_evidence_has_as_many_samples_as_it_counts_and_its_estimate(app,
         assert shown == pytest.approx(cell.estimate, abs=1e-12) and recomputed == pytest.approx(cell.estimate, abs=1e-12)
         total = int(re.search(r"(\d+) samples match", text).group(1))
         assert total == cell.n_answers
+        # its interval with its flag, and the caution said in full (every demo cell has too few cases)
+        assert cell.few_cases and html.unescape(re.search(r'<p class="caveat" role="note" data-caution>(.*?)</p>', text).group(1)) == cell.caution
+        assert '<span class="flag" title="' in text
         # every page of it, and no more
         pages = -(-total // 50)
         ids = set()
