@@ -442,9 +442,15 @@ class Explorer:
         models = [r[0] for r in cur.execute("select distinct model from fct_metric_parts order by 1").fetchall()]
         cells, names, forests, pages, total, compared, families, method, gone = [], [], [], 1, 0, None, [], "", []
         if compare:
-            compared = parse_compare(compare, self.layer, [self.layer.dimension(name) for name in by])
+            compared = parse_compare(compare, self.layer)
+            # the form's By (the metrics' default cut) may hold what is now compared: the page leaves it
+            # out of the cells and says so, where the command line refuses it in one line
+            kept = [name for name in by if self.layer.dimension(name) != compared[0]]
+            if len(kept) < len(by):
+                gone.append(f"By: {compared[0].short} left out, it is what is compared")
+            by = kept
             frame = self._sliced(pinned, metrics, by, where, compare, adjust)
-            families, gone = list(dict.fromkeys(frame["family"])), left_out(frame)
+            families, gone = list(dict.fromkeys(frame["family"])), gone + left_out(frame)
             method = frame["ci_method"].iloc[0] if len(frame) else ""
             if (listed := self._listed(request, self._in_words(frame), "comparison", pinned)) is not None:
                 return listed

@@ -521,7 +521,12 @@ def test_a_comparison_shows_its_method_its_family_its_flags_and_what_it_left_out
     assert left_out == ("left out of acc (prompt_variant warning has no row here): model=sim:hindsight@0.6, sim:noise@0.2, "
                         "sim:prospective; visibility=full, masked")
     assert get(app, "/compare", metric="acc", compare=compare, adjust="bonferroni")[0] == 400
-    assert get(app, "/compare", metric="acc", by="model", compare="model=sim:prospective,sim:noise@0.2")[0] == 400
+    # the form's By as it comes (the metrics' default cut, model among it): model is left out, and said so
+    status, _, text = get(app, "/compare", metric="acc", compare="model=sim:prospective,sim:noise@0.2")
+    with closing(open_marts(demo)) as con:
+        by_condition = slice_metrics(["acc"], ["condition"], con=con, compare="model=sim:prospective,sim:noise@0.2")
+    assert status == 200 and text.count("<tr data-metric=") == len(by_condition)
+    assert "By: model left out, it is what is compared" in html.unescape(text)
 
 
 def test_every_yes_over_too_few_cases_is_flagged_on_the_metrics_page(app, demo):
