@@ -71,14 +71,14 @@ def difference_statistics(sa: np.ndarray, na: np.ndarray, sb: np.ndarray, nb: np
     vectors = [sa, na, sb, nb]
     stratum_rows = [np.flatnonzero(strata == k) for k in range(int(strata.max()) + 1 if len(strata) else 0)]
     sizes = [len(rows) for rows in stratum_rows]
-    squares = {(i, j): vectors[i] * vectors[j] for i, j in PAIRS} if method == "studentized" else {}
+    squares = {(i, j): vectors[i] * vectors[j] for i, j in PAIRS}
     with np.errstate(invalid="ignore", divide="ignore"):
         totals = [v.sum(axis=0) for v in vectors]
         est_a, est_b = totals[0] / totals[1], totals[2] / totals[3]
         difference = est_a - est_b
         x = _coefficients(totals)
-        per_stratum = [([v[rows].sum(axis=0) for v in vectors], {p: (vectors[p[0]][rows] * vectors[p[1]][rows]).sum(axis=0)
-                                                                    for p in PAIRS}) for rows in stratum_rows]
+        per_stratum = [([v[rows].sum(axis=0) for v in vectors], {p: squares[p][rows].sum(axis=0) for p in PAIRS})
+                       for rows in stratum_rows]
         se = np.sqrt(_stratified_variance(x, per_stratum, sizes))
         replicate_differences, replicate_se = [], []
         for block in blocks:
@@ -156,18 +156,11 @@ def bca_p(estimate: np.ndarray, replicates: np.ndarray, jackknife: np.ndarray) -
 
 
 def _studentized(estimate, se, replicates, replicate_se):
-    """Bootstrap-t limits and p (the share of pivots beyond the observed t); where no replicate has a
-    spread to pivot by, the percentile limits and p, as intervals.studentized does."""
+    """Bootstrap-t limits (intervals.bootstrap_t) and p: the share of pivots beyond the observed t; where no
+    replicate has a spread to pivot by, the percentile limits and p."""
+    low, high, pivots, ok = intervals.bootstrap_t(estimate, se, replicates, replicate_se)
     with np.errstate(invalid="ignore", divide="ignore"):
-        pivots = np.where(replicate_se > 0, (replicates - estimate) / replicate_se, np.nan)
         observed = estimate / se
-    cells = pivots.shape[1]
-    t_low = intervals.quantiles(pivots, np.full(cells, intervals.ALPHA))
-    t_high = intervals.quantiles(pivots, np.full(cells, 1 - intervals.ALPHA))
-    fallback_low, fallback_high = intervals.percentile(replicates)
-    ok = np.isfinite(t_low) & np.isfinite(t_high) & (se > 0)
     # the interval leaves 0 out where the observed t lies beyond t*'s quantiles: p is t*'s two-sided share
     at_most, at_least = _shares(pivots, np.where(ok, observed, 0.0))
-    p = _two_sided(at_least, at_most)
-    return (np.where(ok, estimate - t_high * se, fallback_low), np.where(ok, estimate - t_low * se, fallback_high),
-            np.where(ok, p, percentile_p(replicates)))
+    return low, high, np.where(ok, _two_sided(at_least, at_most), percentile_p(replicates))

@@ -107,7 +107,14 @@ def studentized(estimate: np.ndarray, se: np.ndarray, replicate_estimates: np.nd
     s2, sn, n2 = moments
     with np.errstate(invalid="ignore", divide="ignore"):
         variance = (s2 - 2 * replicate_estimates * sn + replicate_estimates ** 2 * n2) / replicate_counts ** 2
-        replicate_se = np.sqrt(np.maximum(variance, 0))
+    return bootstrap_t(estimate, se, replicate_estimates, np.sqrt(np.maximum(variance, 0)))[:2]
+
+
+def bootstrap_t(estimate: np.ndarray, se: np.ndarray, replicate_estimates: np.ndarray, replicate_se: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Bootstrap-t limits from each replicate's own SE (any statistic: a ratio, above, or a difference,
+    ingest/stats/differences.py), and the pivots and where they were usable (for a p)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
         pivots = np.where(replicate_se > 0, (replicate_estimates - estimate) / replicate_se, np.nan)
     cells = pivots.shape[1]
     t_low, t_high = quantiles(pivots, np.full(cells, ALPHA)), quantiles(pivots, np.full(cells, 1 - ALPHA))
@@ -116,7 +123,7 @@ def studentized(estimate: np.ndarray, se: np.ndarray, replicate_estimates: np.nd
     fallback_low, fallback_high = percentile(replicate_estimates)
     studentized_ok = np.isfinite(t_low) & np.isfinite(t_high) & (se > 0)
     return (np.where(studentized_ok, estimate - t_high * se, fallback_low),
-            np.where(studentized_ok, estimate - t_low * se, fallback_high))
+            np.where(studentized_ok, estimate - t_low * se, fallback_high), pivots, studentized_ok)
 
 
 def interval(method: str, estimate: np.ndarray, se: np.ndarray, replicate_estimates: np.ndarray,

@@ -22,7 +22,6 @@ from ingest.config import protocol_var
 from ingest.db import PROJECT_DIR
 
 SEED = PROJECT_DIR / "seeds" / "interval_coverage.csv"
-KINDS = ("single", "paired", "difference")
 MIN_CASES = 2                      # below it there is no case-clustered interval (nor SE) at all
 ONE_CASE = "1 case: no case-clustered interval or SE (they need at least 2 cases)"
 
