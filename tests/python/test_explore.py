@@ -297,12 +297,13 @@ def test_a_bad_parameter_is_a_400_and_an_unknown_id_a_404_with_one_line(app, pat
 # every parameter any view reads, and values a fuzzer might not think of alone
 PARAMETERS = ["metric", "by", "where", "v.model", "v.condition", "v.answer__prompt_variant", "v.answer__visibility", "null",
               "page", "sort", "q", "f.flip", "f.model", "id", "model", "compare", "cohort", "case_id", "model_key",
-              "row_version", "date", "kind", "arm", "replicate", "sample", "probe_set", "temperature", "format", "back"]
+              "row_version", "date", "kind", "arm", "replicate", "sample", "probe_set", "temperature", "format", "back", "adjust"]
 ROUTES = ["/", "/cell", "/cell.csv", "/cell.parquet", "/cell/cases", "/pair", "/answer", "/compare", "/compare/questions",
           "/case", "/hb", "/hb/row", "/hb/cell", "/hb/reply"]
 SEEDS = ["acc", "delta_htr", "model", "model,condition", "sim:hindsight@0.3", "2.1", "standard", "paired", "full", "1",
          "0", "-1", "²", "99999999999999999999", "1e9", "nan", "cohort = 'sepsis'", "cohort = 'sepsis", "model=a,b",
-         "(" * 300, "'; drop table x; --", "\x00", "%", "2008-09-15", "arm", "W", "csv", "parquet", "/cell?metric=acc"]
+         "(" * 300, "'; drop table x; --", "\x00", "%", "2008-09-15", "arm", "W", "csv", "parquet", "/cell?metric=acc",
+         "holm", "bh", "model=sim:hindsight@0.3,sim:noise@0.2", "prompt_variant=standard,warning", "model=a,b,c"]
 
 
 def test_no_parameter_makes_a_page_fail(app):
